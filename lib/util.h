@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small helpers shared by every component: cleanup attributes and error detail. */
+#ifndef SHSTK_UTIL_H
+#define SHSTK_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline void shstk_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void shstk_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void shstk_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(shstk_freep)
+#define _cleanup_close_ _cleanup_(shstk_closep)
+#define _cleanup_fclose_ _cleanup_(shstk_fclosep)
+
+/* Hand ownership on: returns the value and leaves the cleanup variable empty. */
+#define TAKE_PTR(p)                         \
+	({                                  \
+		__typeof__(p) _p_ = (p);    \
+		(p) = NULL;                 \
+		_p_;                        \
+	})
+#define TAKE_FD(fd)                         \
+	({                                  \
+		int _fd_ = (fd);            \
+		(fd) = -1;                  \
+		_fd_;                       \
+	})
+
+/*
+ * Where a library function can say precisely what is wrong with its input
+ * (which table, which offset), it fills one of these.  The library never
+ * logs: the caller, which knows the file name, prints "FILE: MSG" once.
+ */
+struct shstk_err {
+	char msg[256];
+};
+
+_printf_(2, 3) static inline void shstk_err_set(struct shstk_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* Returns -errno of the last failing libc call, never 0. */
+static inline int negerrno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+#endif

@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Installs the Debian 12 packages shstk-policy needs to build, scan and test.
+# Usage: scripts/install-deps.sh [build|test]   (default: build)
+# "build" is enough for the main job; "test" adds the kernel, emulator and
+# fuzzing toolchain.  Safe to run again: apt-get skips what is installed.
+set -eu
+what=${1:-build}
+
+build_pkgs="build-essential meson ninja-build pkg-config libelf-dev libsqlite3-dev
+libsystemd-dev librpm-dev libinih-dev libcmocka-dev python3"
+test_pkgs="clang lld llvm libclang-rt-14-dev gcc-multilib pax-utils binutils file
+linux-source-6.12 bc flex bison libssl-dev cpio kmod
+qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorriso
+rpm sqlite3 g++ make xz-utils dpkg-dev strace"
+
+pkgs=$build_pkgs
+[ "$what" = test ] && pkgs="$build_pkgs $test_pkgs"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all $(echo $pkgs | wc -w) packages present"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Sets up and runs every test of shstk-policy, then prints
+#   N passed, N failed, N skipped
+# as its last line.  Exit status 0 only when nothing failed.
+#
+# Phases:
+#   1. packages (apt-get, as root)
+#   2. host tests in a build matrix: {gcc, clang} x {plain, ASan+UBSan}, -Werror
+#      (suites unit, integration, kernel; fuzz in the clang build)
+#   3. the patched kernel (cached under $SHSTK_CACHE, default /var/cache/shstk-policy)
+#   4. the emulator lanes (QEMU TCG and Bochs 3.0 CET emulation), serially
+#
+# Environment: SHSTK_CACHE (cache dir), SHSTK_TEST_QUICK=1 (one build, no
+# kernel/emulator phases: for development only, CI never sets it).
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+export SHSTK_CACHE="${SHSTK_CACHE:-/var/cache/shstk-policy}"
+art="$top/test-artifacts"
+rm -rf "$art"
+mkdir -p "$art"
+logs=""
+extra_pass=0 extra_fail=0 extra_skip=0
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+# Counts a non-meson step (a build the later tests need) as a test of its own.
+run_step() {
+	name=$1
+	shift
+	step "$name"
+	"$@" >"$art/$name.log" 2>&1
+	rc=$?
+	tail -n 25 "$art/$name.log"
+	if [ $rc -eq 0 ]; then
+		extra_pass=$((extra_pass + 1)); echo "PASS: $name"
+	elif [ $rc -eq 77 ]; then
+		extra_skip=$((extra_skip + 1)); echo "SKIP: $name"
+	else
+		extra_fail=$((extra_fail + 1)); echo "FAIL: $name (exit $rc, log $art/$name.log)"
+	fi
+	return $rc
+}
+
+step "packages"
+./scripts/install-deps.sh test || { echo "0 passed, 1 failed"; exit 1; }
+
+# name compiler sanitize suites...
+matrix_build() {
+	name=$1 compiler=$2 sanitize=$3
+	shift 3
+	dir="$top/build-test-$name"
+	step "build $name ($compiler, sanitize=$sanitize)"
+	rm -rf "$dir"
+	if ! CC=$compiler meson setup "$dir" -Dwerror=true -Db_sanitize="$sanitize" \
+		-Db_lundef=$([ "$sanitize" = none ] && echo true || echo false) \
+		$([ "$compiler" = clang ] && echo -Dfuzz=true) >"$art/setup-$name.log" 2>&1 ||
+	   ! meson compile -C "$dir" >"$art/compile-$name.log" 2>&1; then
+		tail -n 40 "$art/setup-$name.log" "$art/compile-$name.log" 2>/dev/null
+		extra_fail=$((extra_fail + 1))
+		echo "FAIL: build $name"
+		return 1
+	fi
+	extra_pass=$((extra_pass + 1))
+	suites=""
+	for s in "$@"; do suites="$suites --suite $s"; done
+	# shellcheck disable=SC2086
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C "$dir" --print-errorlogs --num-processes 2 $suites
+	cp "$dir/meson-logs/testlog.json" "$art/testlog-$name.json" 2>/dev/null &&
+		logs="$logs $art/testlog-$name.json"
+}
+
+matrix_build gcc gcc none unit integration kernel
+if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
+	matrix_build gcc-asan gcc address,undefined unit integration
+	matrix_build clang clang none unit integration fuzz
+	matrix_build clang-asan clang address,undefined unit integration
+
+	if [ -x kernel-patches/build ]; then
+		run_step kernel-build kernel-patches/build
+	fi
+	if [ -x tests/emu/setup ]; then
+		run_step emulators tests/emu/setup
+	fi
+	if [ -f tests/emu/meson.build ]; then
+		step "emulator lanes"
+		meson test -C "$top/build-test-gcc" --print-errorlogs --num-processes 1 --suite emu
+		cp "$top/build-test-gcc/meson-logs/testlog.json" "$art/testlog-emu.json" 2>/dev/null &&
+			logs="$logs $art/testlog-emu.json"
+	fi
+fi
+
+step "summary"
+python3 - "$extra_pass" "$extra_fail" "$extra_skip" $logs <<'PY'
+import json, sys
+p, f, s = (int(x) for x in sys.argv[1:4])
+for path in sys.argv[4:]:
+    with open(path) as fh:
+        for line in fh:
+            r = json.loads(line)
+            res = r.get("result")
+            if res in ("OK", "EXPECTEDFAIL"):
+                p += 1
+            elif res == "SKIP":
+                s += 1
+                print("SKIP:", path.split("testlog-")[-1][:-5], r.get("name"))
+            else:
+                f += 1
+                print("FAILED:", path.split("testlog-")[-1][:-5], r.get("name"), res)
+print(f"{p} passed, {f} failed, {s} skipped")
+sys.exit(1 if f else 0)
+PY
