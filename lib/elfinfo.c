@@ -1,0 +1,1130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The ELF auditor: reads one ELF image (mapped once) with libelf and our own
+ * bounds-checked note walker, and reports marking, linkage and risk signals.
+ *
+ * Every offset taken from the file is checked against the image size with
+ * overflow-safe arithmetic before it is used; libelf is only handed ranges
+ * that were checked first, so that the error message can name the table and
+ * the offset instead of libelf's generic "invalid data".
+ */
+#include <byteswap.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "elfinfo.h"
+
+/* binutils include/elf/common.h; glibc's <elf.h> has them, older ones may not. */
+#ifndef PT_GNU_PROPERTY
+#define PT_GNU_PROPERTY 0x6474e553
+#endif
+#ifndef NT_GNU_PROPERTY_TYPE_0
+#define NT_GNU_PROPERTY_TYPE_0 5
+#endif
+#ifndef DF_1_PIE
+#define DF_1_PIE 0x08000000
+#endif
+
+struct reader {
+	const uint8_t *img;
+	size_t size;
+	Elf *elf;
+	bool swap; /* the file's byte order is not ours */
+	bool is64;
+	struct shstk_err *err;
+	GElf_Phdr *ph;
+	size_t phnum;
+	struct shstk_elf_info *info;
+	/* dynamic section facts */
+	bool have_dynamic;
+	bool df1_pie;
+	bool have_interp;
+};
+
+static pthread_once_t elf_version_once = PTHREAD_ONCE_INIT;
+
+static void elf_version_init(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+bool shstk_elf_magic_ok(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	/* Only the magic: a file that has it but a bad class or version is a
+	 * malformed ELF file, which deserves a message, not silence. */
+	return buf && len >= SELFMAG && memcmp(p, ELFMAG, SELFMAG) == 0;
+}
+
+static uint32_t rd32(const struct reader *r, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return r->swap ? bswap_32(v) : v;
+}
+
+/* Is [off, off+len) inside the image?  Overflow-safe. */
+static bool in_image(const struct reader *r, uint64_t off, uint64_t len)
+{
+	return off <= r->size && len <= r->size - off;
+}
+
+static const char *pt_name(uint32_t type)
+{
+	switch (type) {
+	case PT_LOAD: return "PT_LOAD";
+	case PT_DYNAMIC: return "PT_DYNAMIC";
+	case PT_INTERP: return "PT_INTERP";
+	case PT_NOTE: return "PT_NOTE";
+	case PT_GNU_PROPERTY: return "PT_GNU_PROPERTY";
+	case PT_GNU_STACK: return "PT_GNU_STACK";
+	default: return "segment";
+	}
+}
+
+/* Checks that program header @i's file range lies inside the image. */
+static int check_segment(struct reader *r, size_t i)
+{
+	const GElf_Phdr *p = &r->ph[i];
+
+	if (in_image(r, p->p_offset, p->p_filesz))
+		return 0;
+	shstk_err_set(r->err,
+		      "program header %zu (%s): p_offset 0x%" PRIx64 " + p_filesz 0x%" PRIx64
+		      " past end of file (0x%zx)",
+		      i, pt_name(p->p_type), (uint64_t)p->p_offset, (uint64_t)p->p_filesz, r->size);
+	return -EBADMSG;
+}
+
+static int read_ehdr(struct reader *r)
+{
+	size_t need = r->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	GElf_Ehdr eh;
+
+	if (r->size < need) {
+		shstk_err_set(r->err, "ELF header truncated: file size 0x%zx < 0x%zx", r->size, need);
+		return -EBADMSG;
+	}
+	if (!gelf_getehdr(r->elf, &eh)) {
+		shstk_err_set(r->err, "ELF header: %s", elf_errmsg(-1));
+		return -EBADMSG;
+	}
+	r->info->machine = eh.e_machine;
+	r->info->e_type = eh.e_type;
+	return 0;
+}
+
+/*
+ * Checks the program and section header tables against the image before
+ * libelf looks at them: a table that runs past the end is the usual sign of
+ * a truncated file, and libelf would only say "invalid ELF".
+ */
+static int check_tables(struct reader *r)
+{
+	const uint8_t *e = r->img;
+	uint64_t phoff, shoff;
+	unsigned phentsize, phnum, shentsize, shnum;
+	size_t want_ph = r->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	size_t want_sh = r->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	uint16_t h[5];
+
+	if (r->is64) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, e, sizeof(eh));
+		phoff = r->swap ? bswap_64(eh.e_phoff) : eh.e_phoff;
+		shoff = r->swap ? bswap_64(eh.e_shoff) : eh.e_shoff;
+		memcpy(h, &eh.e_phentsize, sizeof(h));
+	} else {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, e, sizeof(eh));
+		phoff = r->swap ? bswap_32(eh.e_phoff) : eh.e_phoff;
+		shoff = r->swap ? bswap_32(eh.e_shoff) : eh.e_shoff;
+		memcpy(h, &eh.e_phentsize, sizeof(h));
+	}
+	for (size_t k = 0; k < ELEMENTSOF(h); k++)
+		h[k] = r->swap ? bswap_16(h[k]) : h[k];
+	phentsize = h[0], phnum = h[1], shentsize = h[2], shnum = h[3];
+
+	if (shoff != 0) {
+		/* e_shnum == 0 with e_shoff set: the count is in section 0's sh_size. */
+		uint64_t n = shnum ? shnum : 1;
+
+		if (shentsize != want_sh) {
+			shstk_err_set(r->err, "section header table: e_shentsize %u (expected %zu)",
+				      shentsize, want_sh);
+			return -EBADMSG;
+		}
+		if (!in_image(r, shoff, n * want_sh)) {
+			shstk_err_set(r->err,
+				      "section header table: e_shoff 0x%" PRIx64 " + %" PRIu64
+				      " * %zu past end of file (0x%zx)",
+				      shoff, n, want_sh, r->size);
+			return -EBADMSG;
+		}
+	}
+	if (phnum != 0) {
+		if (phentsize != want_ph) {
+			shstk_err_set(r->err, "program header table: e_phentsize %u (expected %zu)",
+				      phentsize, want_ph);
+			return -EBADMSG;
+		}
+		/* PN_XNUM: the real count is in section 0's sh_info (checked below). */
+		if (!in_image(r, phoff, (uint64_t)(phnum == PN_XNUM ? 1 : phnum) * want_ph)) {
+			shstk_err_set(r->err,
+				      "program header table: e_phoff 0x%" PRIx64 " + %u * %zu past end"
+				      " of file (0x%zx)",
+				      phoff, phnum, want_ph, r->size);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static int read_phdrs(struct reader *r)
+{
+	size_t n;
+
+	if (elf_getphdrnum(r->elf, &n) < 0) {
+		shstk_err_set(r->err, "program header table: %s", elf_errmsg(-1));
+		return -EBADMSG;
+	}
+	if (n == 0)
+		return 0;
+	/* Each entry is at least 32 bytes of the file: this bounds the allocation. */
+	if (n > r->size / sizeof(Elf32_Phdr)) {
+		shstk_err_set(r->err, "program header table: %zu entries do not fit in file (0x%zx)",
+			      n, r->size);
+		return -EBADMSG;
+	}
+	r->ph = calloc(n, sizeof(GElf_Phdr));
+	if (!r->ph)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(r->elf, (int)i, &r->ph[i])) {
+			shstk_err_set(r->err, "program header %zu: %s", i, elf_errmsg(-1));
+			return -EBADMSG;
+		}
+	}
+	r->phnum = n;
+	return 0;
+}
+
+/* ---- notes -------------------------------------------------------------- */
+
+struct note_area {
+	const char *what; /* "program header 3 (PT_NOTE)", "section 7 (SHT_NOTE)" */
+	uint64_t off;     /* file offset */
+	uint64_t size;
+	uint64_t align;   /* 4 or 8 */
+};
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/*
+ * Walks the properties of one NT_GNU_PROPERTY_TYPE_0 descriptor.  Layout
+ * (x86-64 psABI "Program Property"; Linux fs/binfmt_elf.c
+ * parse_elf_property()): pr_type (4), pr_datasz (4), data padded to 8 bytes
+ * on ELF64 and 4 on ELF32; the padding must be inside the descriptor.
+ */
+static int parse_properties(struct reader *r, const struct note_area *a, uint64_t desc_off,
+			    uint32_t descsz, bool *found, uint32_t *value)
+{
+	uint64_t pa = r->is64 ? 8 : 4;
+	const uint8_t *d = r->img + desc_off;
+
+	if (descsz % pa != 0) {
+		shstk_err_set(r->err,
+			      "%s: property note at 0x%" PRIx64 ": n_descsz 0x%x not a multiple of %" PRIu64
+			      " (misaligned properties)",
+			      a->what, desc_off, descsz, pa);
+		return -EBADMSG;
+	}
+	for (uint64_t o = 0; o < descsz;) {
+		uint32_t type, datasz;
+		uint64_t step;
+
+		if (descsz - o < 8) {
+			shstk_err_set(r->err, "%s: property at 0x%" PRIx64 ": header past end of note",
+				      a->what, desc_off + o);
+			return -EBADMSG;
+		}
+		type = rd32(r, d + o);
+		datasz = rd32(r, d + o + 4);
+		step = 8 + align_up(datasz, pa);
+		if (step > descsz - o) {
+			shstk_err_set(r->err,
+				      "%s: property 0x%x at 0x%" PRIx64 ": pr_datasz 0x%x (padded 0x%" PRIx64
+				      ") past end of descriptor (0x%x)",
+				      a->what, type, desc_off + o, datasz, step - 8, descsz);
+			return -EBADMSG;
+		}
+		if (type == SHSTK_GNU_PROPERTY_X86_FEATURE_1_AND) {
+			if (datasz != 4) {
+				shstk_err_set(r->err,
+					      "%s: property 0x%x at 0x%" PRIx64 ": pr_datasz 0x%x (expected 4)",
+					      a->what, type, desc_off + o, datasz);
+				return -EBADMSG;
+			}
+			/* Several notes or properties: the first one counts, as in glibc's
+			 * _dl_process_gnu_property which stops at the first. */
+			if (!*found) {
+				*found = true;
+				*value = rd32(r, d + o + 8);
+			}
+		}
+		o += step;
+	}
+	return 0;
+}
+
+/*
+ * Walks the notes in one area.  Layout (gABI "Note Section"; the 8-byte
+ * variant is libelf's ELF_T_NHDR8): 12-byte header, the name at +12 padded
+ * to the area's alignment, the descriptor padded to the alignment.  The
+ * padding after the last descriptor may be missing (libelf's gelf_getnote
+ * accepts that too).  @want_props: look for X86_FEATURE_1_AND; returns
+ * whether a GNU property note was seen in @saw_prop_note.
+ */
+static int parse_notes(struct reader *r, const struct note_area *a, bool want_props, bool *found,
+		       uint32_t *value, bool *saw_prop_note)
+{
+	const uint8_t *base = r->img + a->off;
+	uint64_t o = 0;
+
+	while (o < a->size) {
+		uint32_t namesz, descsz, type;
+		uint64_t name_off, desc_off, end;
+
+		if (a->size - o < 12) {
+			shstk_err_set(r->err,
+				      "%s: note at 0x%" PRIx64 ": header truncated (0x%" PRIx64 " bytes left)",
+				      a->what, a->off + o, a->size - o);
+			return -EBADMSG;
+		}
+		namesz = rd32(r, base + o);
+		descsz = rd32(r, base + o + 4);
+		type = rd32(r, base + o + 8);
+		name_off = o + 12;
+		if (namesz > a->size - name_off) {
+			shstk_err_set(r->err,
+				      "%s: note at 0x%" PRIx64 ": n_namesz 0x%x past end of notes (0x%" PRIx64 ")",
+				      a->what, a->off + o, namesz, a->size);
+			return -EBADMSG;
+		}
+		desc_off = align_up(name_off + namesz, a->align);
+		if (desc_off > a->size || descsz > a->size - desc_off) {
+			shstk_err_set(r->err,
+				      "%s: note at 0x%" PRIx64 ": n_descsz 0x%x past end of notes (0x%" PRIx64 ")",
+				      a->what, a->off + o, descsz, a->size);
+			return -EBADMSG;
+		}
+		end = align_up(desc_off + descsz, a->align);
+
+		if (namesz == 4 && memcmp(base + name_off, "GNU", 4) == 0) {
+			if (type == NT_GNU_BUILD_ID && r->info->build_id_len == 0 && descsz > 0) {
+				size_t n = descsz < SHSTK_BUILD_ID_MAX ? descsz : SHSTK_BUILD_ID_MAX;
+
+				memcpy(r->info->build_id, base + desc_off, n);
+				r->info->build_id_len = n;
+			} else if (type == NT_GNU_PROPERTY_TYPE_0) {
+				int ret;
+
+				*saw_prop_note = true;
+				/* glibc (elf/dl-prop.h callers, sysdeps/x86/dl-prop.h) only
+				 * trusts property notes aligned as the psABI says: 8 on
+				 * ELF64, 4 on ELF32.  Others are not markings. */
+				if (want_props && a->align == (r->is64 ? 8u : 4u)) {
+					ret = parse_properties(r, a, a->off + desc_off, descsz, found, value);
+					if (ret < 0)
+						return ret;
+				}
+			}
+		}
+		o = end;
+	}
+	return 0;
+}
+
+static uint64_t note_align(uint64_t a)
+{
+	/* gABI: 4-byte alignment, except notes in an 8-aligned segment/section. */
+	return a == 8 ? 8 : 4;
+}
+
+static int read_segment_notes(struct reader *r)
+{
+	struct shstk_elf_info *info = r->info;
+	bool found = false, saw, any_note = false;
+	uint32_t value = 0;
+	char what[64];
+	int ret;
+
+	/* PT_GNU_PROPERTY first: it is what ld.so reads. */
+	for (size_t i = 0; i < r->phnum; i++) {
+		struct note_area a;
+
+		if (r->ph[i].p_type != PT_GNU_PROPERTY)
+			continue;
+		ret = check_segment(r, i);
+		if (ret < 0)
+			return ret;
+		snprintf(what, sizeof(what), "program header %zu (PT_GNU_PROPERTY)", i);
+		a = (struct note_area){ what, r->ph[i].p_offset, r->ph[i].p_filesz,
+					note_align(r->ph[i].p_align) };
+		saw = false;
+		ret = parse_notes(r, &a, true, &found, &value, &saw);
+		if (ret < 0)
+			return ret;
+		if (!saw) {
+			shstk_err_set(r->err,
+				      "%s at 0x%" PRIx64 ": no NT_GNU_PROPERTY_TYPE_0 note in segment",
+				      what, a.off);
+			return -EBADMSG;
+		}
+		any_note = true;
+		if (found) {
+			info->mark_source = SHSTK_MARK_PT_GNU_PROPERTY;
+			break;
+		}
+	}
+	for (size_t i = 0; i < r->phnum; i++) {
+		struct note_area a;
+		bool want = !found;
+
+		if (r->ph[i].p_type != PT_NOTE)
+			continue;
+		ret = check_segment(r, i);
+		if (ret < 0)
+			return ret;
+		snprintf(what, sizeof(what), "program header %zu (PT_NOTE)", i);
+		a = (struct note_area){ what, r->ph[i].p_offset, r->ph[i].p_filesz,
+					note_align(r->ph[i].p_align) };
+		saw = false;
+		ret = parse_notes(r, &a, want, &found, &value, &saw);
+		if (ret < 0)
+			return ret;
+		if (want && found)
+			info->mark_source = SHSTK_MARK_PT_NOTE;
+		any_note = true;
+	}
+	if (found) {
+		info->has_x86_feature = true;
+		info->x86_feature_1 = value;
+	}
+	return any_note ? 1 : 0;
+}
+
+/*
+ * Fallback for objects without note segments (relocatable objects, odd
+ * links): the SHT_NOTE sections.  Only reached when the program headers
+ * had nothing to say, so ordinary executables never walk their sections.
+ */
+static int read_section_notes(struct reader *r)
+{
+	bool found = false, saw = false;
+	uint32_t value = 0;
+	Elf_Scn *scn = NULL;
+	char what[64];
+
+	while ((scn = elf_nextscn(r->elf, scn))) {
+		GElf_Shdr sh;
+		struct note_area a;
+		int ret;
+
+		if (!gelf_getshdr(scn, &sh)) {
+			shstk_err_set(r->err, "section %zu: %s", elf_ndxscn(scn), elf_errmsg(-1));
+			return -EBADMSG;
+		}
+		if (sh.sh_type != SHT_NOTE)
+			continue;
+		snprintf(what, sizeof(what), "section %zu (SHT_NOTE)", elf_ndxscn(scn));
+		if (!in_image(r, sh.sh_offset, sh.sh_size)) {
+			shstk_err_set(r->err,
+				      "%s: sh_offset 0x%" PRIx64 " + sh_size 0x%" PRIx64
+				      " past end of file (0x%zx)",
+				      what, (uint64_t)sh.sh_offset, (uint64_t)sh.sh_size, r->size);
+			return -EBADMSG;
+		}
+		a = (struct note_area){ what, sh.sh_offset, sh.sh_size, note_align(sh.sh_addralign) };
+		ret = parse_notes(r, &a, !found, &found, &value, &saw);
+		if (ret < 0)
+			return ret;
+	}
+	if (found) {
+		r->info->has_x86_feature = true;
+		r->info->x86_feature_1 = value;
+		r->info->mark_source = SHSTK_MARK_SECTION;
+	}
+	return 0;
+}
+
+/* ---- PT_INTERP, PT_GNU_STACK -------------------------------------------- */
+
+static int read_interp(struct reader *r, size_t i)
+{
+	const GElf_Phdr *p = &r->ph[i];
+	const char *s = (const char *)r->img + p->p_offset;
+	int ret;
+
+	ret = check_segment(r, i);
+	if (ret < 0)
+		return ret;
+	r->have_interp = true;
+	/* Separate debug files (objcopy --only-keep-debug) keep the program
+	 * headers but empty their contents: an interpreter with no path. */
+	if (p->p_filesz == 0)
+		return 0;
+	/* The kernel refuses an interpreter path that is not NUL-terminated
+	 * inside p_filesz (fs/binfmt_elf.c load_elf_binary()). */
+	if (!memchr(s, 0, p->p_filesz)) {
+		shstk_err_set(r->err,
+			      "program header %zu (PT_INTERP) at 0x%" PRIx64 ": path not NUL-terminated"
+			      " within p_filesz 0x%" PRIx64,
+			      i, (uint64_t)p->p_offset, (uint64_t)p->p_filesz);
+		return -EBADMSG;
+	}
+	free(r->info->interp);
+	r->info->interp = strdup(s);
+	if (!r->info->interp)
+		return -ENOMEM;
+	return 0;
+}
+
+/* ---- PT_DYNAMIC and the dynamic symbol table ----------------------------- */
+
+struct dynstr {
+	const char *base;
+	uint64_t size;
+};
+
+/*
+ * Maps a link-time address to a file offset through the PT_LOAD segments;
+ * @ret_avail gets how many bytes of file content follow it in that segment
+ * (never past the end of the image).
+ */
+static bool vaddr_to_off(const struct reader *r, uint64_t va, uint64_t *ret_off, uint64_t *ret_avail)
+{
+	for (size_t i = 0; i < r->phnum; i++) {
+		const GElf_Phdr *p = &r->ph[i];
+		uint64_t d, off, avail;
+
+		if (p->p_type != PT_LOAD || va < p->p_vaddr || va - p->p_vaddr >= p->p_filesz)
+			continue;
+		d = va - p->p_vaddr;
+		if (p->p_offset > r->size || d > r->size - p->p_offset)
+			continue;
+		off = p->p_offset + d;
+		avail = p->p_filesz - d;
+		if (avail > r->size - off)
+			avail = r->size - off;
+		*ret_off = off;
+		*ret_avail = avail;
+		return true;
+	}
+	return false;
+}
+
+static int dyn_string(struct reader *r, const struct dynstr *t, uint64_t off, const char *tag,
+		      const char **ret)
+{
+	const char *p;
+
+	if (off >= t->size) {
+		shstk_err_set(r->err, "%s: string offset 0x%" PRIx64 " past DT_STRSZ 0x%" PRIx64, tag,
+			      off, t->size);
+		return -EBADMSG;
+	}
+	p = t->base + off;
+	if (!memchr(p, 0, t->size - off)) {
+		shstk_err_set(r->err, "%s: string at DT_STRTAB+0x%" PRIx64 " not NUL-terminated", tag, off);
+		return -EBADMSG;
+	}
+	*ret = p;
+	return 0;
+}
+
+static int dyn_strdup(struct reader *r, const struct dynstr *t, uint64_t off, const char *tag,
+		      char **ret)
+{
+	const char *s;
+	int k;
+
+	k = dyn_string(r, t, off, tag, &s);
+	if (k < 0)
+		return k;
+	*ret = strdup(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
+struct dyn_facts {
+	uint64_t strtab, strsz, symtab, syment, hash, gnu_hash, flags, flags_1;
+	bool have_strtab, have_strsz, have_symtab, have_hash, have_gnu_hash, textrel;
+	bool have_soname, have_rpath, have_runpath;
+	uint64_t soname, rpath, runpath;
+	size_t n_needed;
+};
+
+static void dyn_note(struct dyn_facts *f, const GElf_Dyn *d)
+{
+	uint64_t v = d->d_un.d_val;
+
+	switch (d->d_tag) {
+	case DT_NEEDED: f->n_needed++; break;
+	case DT_STRTAB: f->strtab = v, f->have_strtab = true; break;
+	case DT_STRSZ: f->strsz = v, f->have_strsz = true; break;
+	case DT_SYMTAB: f->symtab = v, f->have_symtab = true; break;
+	case DT_SYMENT: f->syment = v; break;
+	case DT_HASH: f->hash = v, f->have_hash = true; break;
+	case DT_GNU_HASH: f->gnu_hash = v, f->have_gnu_hash = true; break;
+	case DT_FLAGS: f->flags = v; break;
+	case DT_FLAGS_1: f->flags_1 = v; break;
+	case DT_TEXTREL: f->textrel = true; break;
+	case DT_SONAME: f->soname = v, f->have_soname = true; break;
+	case DT_RPATH: f->rpath = v, f->have_rpath = true; break;
+	case DT_RUNPATH: f->runpath = v, f->have_runpath = true; break;
+	default: break;
+	}
+}
+
+/* Number of dynamic symbols from DT_HASH (nchain) or DT_GNU_HASH (walk to
+ * the end of the last bucket's chain), as ld.so and eu-readelf do. */
+static int dyn_nsyms(struct reader *r, const struct dyn_facts *f, uint64_t *ret)
+{
+	uint64_t off, avail;
+
+	if (f->have_hash) {
+		if (!vaddr_to_off(r, f->hash, &off, &avail) || avail < 8) {
+			shstk_err_set(r->err, "DT_HASH 0x%" PRIx64 ": not inside a PT_LOAD's file contents",
+				      f->hash);
+			return -EBADMSG;
+		}
+		*ret = rd32(r, r->img + off + 4);
+		return 0;
+	}
+	if (f->have_gnu_hash) {
+		const uint8_t *h;
+		uint32_t nbuckets, symoffset, bloom, maxb = 0;
+		uint64_t buckets, chain;
+
+		if (!vaddr_to_off(r, f->gnu_hash, &off, &avail) || avail < 16)
+			goto bad_gnu;
+		h = r->img + off;
+		nbuckets = rd32(r, h), symoffset = rd32(r, h + 4), bloom = rd32(r, h + 8);
+		buckets = 16 + (uint64_t)bloom * (r->is64 ? 8 : 4);
+		if (buckets > avail || (uint64_t)nbuckets * 4 > avail - buckets)
+			goto bad_gnu;
+		chain = buckets + (uint64_t)nbuckets * 4;
+		for (uint32_t b = 0; b < nbuckets; b++) {
+			uint32_t v = rd32(r, h + buckets + 4 * (uint64_t)b);
+
+			if (v > maxb)
+				maxb = v;
+		}
+		if (maxb < symoffset) {
+			*ret = symoffset;
+			return 0;
+		}
+		for (uint64_t i = maxb;; i++) {
+			uint64_t at = chain + 4 * (i - symoffset);
+
+			if (at > avail || avail - at < 4)
+				goto bad_gnu;
+			if (rd32(r, h + at) & 1) {
+				*ret = i + 1;
+				return 0;
+			}
+		}
+	bad_gnu:
+		shstk_err_set(r->err, "DT_GNU_HASH 0x%" PRIx64 ": table past end of its PT_LOAD",
+			      f->gnu_hash);
+		return -EBADMSG;
+	}
+	/* No hash table: nothing can be looked up in it, so no imports to judge. */
+	*ret = 0;
+	return 0;
+}
+
+static const char *const risky_context[] = { "makecontext", "swapcontext", "setcontext",
+					     "getcontext" };
+static const char *const risky_longjmp[] = { "longjmp", "_longjmp", "siglongjmp",
+					     "__longjmp_chk" };
+
+static uint32_t risky_name(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(risky_context); i++)
+		if (strcmp(name, risky_context[i]) == 0)
+			return SHSTK_RISK_CONTEXT;
+	for (size_t i = 0; i < ELEMENTSOF(risky_longjmp); i++)
+		if (strcmp(name, risky_longjmp[i]) == 0)
+			return SHSTK_RISK_LONGJMP;
+	return 0;
+}
+
+static int add_risky(struct shstk_elf_info *info, const char *name)
+{
+	char **v;
+
+	for (size_t i = 0; i < info->n_risky_imports; i++)
+		if (strcmp(info->risky_imports[i], name) == 0)
+			return 0;
+	v = realloc(info->risky_imports, (info->n_risky_imports + 1) * sizeof(char *));
+	if (!v)
+		return -ENOMEM;
+	info->risky_imports = v;
+	v[info->n_risky_imports] = strdup(name);
+	if (!v[info->n_risky_imports])
+		return -ENOMEM;
+	info->n_risky_imports++;
+	return 0;
+}
+
+static int read_imports(struct reader *r, const struct dyn_facts *f, const struct dynstr *t)
+{
+	size_t symsz = gelf_fsize(r->elf, ELF_T_SYM, 1, EV_CURRENT);
+	uint64_t nsyms, off, avail;
+	Elf_Data *data;
+	int k;
+
+	if (!f->have_symtab)
+		return 0;
+	if (f->syment && f->syment != symsz) {
+		shstk_err_set(r->err, "DT_SYMENT %" PRIu64 " (expected %zu)", f->syment, symsz);
+		return -EBADMSG;
+	}
+	k = dyn_nsyms(r, f, &nsyms);
+	if (k < 0 || nsyms == 0)
+		return k;
+	if (!vaddr_to_off(r, f->symtab, &off, &avail) || nsyms > avail / symsz) {
+		shstk_err_set(r->err,
+			      "DT_SYMTAB 0x%" PRIx64 ": %" PRIu64 " symbols past end of its PT_LOAD",
+			      f->symtab, nsyms);
+		return -EBADMSG;
+	}
+	data = elf_getdata_rawchunk(r->elf, (int64_t)off, nsyms * symsz, ELF_T_SYM);
+	if (!data) {
+		shstk_err_set(r->err, "DT_SYMTAB at 0x%" PRIx64 ": %s", off, elf_errmsg(-1));
+		return -EBADMSG;
+	}
+	for (uint64_t i = 0; i < nsyms; i++) {
+		GElf_Sym s;
+		const char *name;
+		uint32_t bit;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		if (s.st_shndx != SHN_UNDEF || s.st_name == 0)
+			continue;
+		k = dyn_string(r, t, s.st_name, "dynamic symbol name", &name);
+		if (k < 0)
+			return k;
+		bit = risky_name(name);
+		if (!bit)
+			continue;
+		r->info->risks |= bit;
+		k = add_risky(r->info, name);
+		if (k < 0)
+			return k;
+	}
+	return 0;
+}
+
+static int collect_needed(struct reader *r, Elf_Data *data, size_t n, const struct dyn_facts *f,
+			  const struct dynstr *t)
+{
+	struct shstk_elf_info *info = r->info;
+	size_t j = 0;
+
+	if (f->n_needed == 0)
+		return 0;
+	info->needed = calloc(f->n_needed, sizeof(char *));
+	if (!info->needed)
+		return -ENOMEM;
+	for (size_t k = 0; k < n && j < f->n_needed; k++) {
+		GElf_Dyn d;
+		int ret;
+
+		if (!gelf_getdyn(data, (int)k, &d) || d.d_tag == DT_NULL)
+			break;
+		if (d.d_tag != DT_NEEDED)
+			continue;
+		ret = dyn_strdup(r, t, d.d_un.d_val, "DT_NEEDED", &info->needed[j]);
+		if (ret < 0)
+			return ret;
+		info->n_needed = ++j;
+	}
+	return 0;
+}
+
+static int read_dynamic(struct reader *r, size_t i)
+{
+	struct shstk_elf_info *info = r->info;
+	const GElf_Phdr *p = &r->ph[i];
+	size_t entsz = gelf_fsize(r->elf, ELF_T_DYN, 1, EV_CURRENT), n;
+	struct dyn_facts f = {};
+	struct dynstr t = {};
+	uint64_t off, avail;
+	Elf_Data *data;
+	int k;
+
+	k = check_segment(r, i);
+	if (k < 0)
+		return k;
+	r->have_dynamic = true;
+	n = p->p_filesz / entsz;
+	if (n == 0)
+		return 0;
+	data = elf_getdata_rawchunk(r->elf, (int64_t)p->p_offset, n * entsz, ELF_T_DYN);
+	if (!data) {
+		shstk_err_set(r->err, "program header %zu (PT_DYNAMIC): %s", i, elf_errmsg(-1));
+		return -EBADMSG;
+	}
+	for (size_t e = 0; e < n; e++) {
+		GElf_Dyn d;
+
+		if (!gelf_getdyn(data, (int)e, &d) || d.d_tag == DT_NULL)
+			break;
+		dyn_note(&f, &d);
+	}
+	r->df1_pie = f.flags_1 & DF_1_PIE;
+	if (f.textrel || (f.flags & DF_TEXTREL))
+		info->risks |= SHSTK_RISK_TEXTREL;
+
+	if (!f.have_strtab) {
+		if (f.n_needed || f.have_soname || f.have_rpath || f.have_runpath) {
+			shstk_err_set(r->err, "program header %zu (PT_DYNAMIC): strings but no DT_STRTAB", i);
+			return -EBADMSG;
+		}
+		return 0;
+	}
+	if (!vaddr_to_off(r, f.strtab, &off, &avail) || !f.have_strsz || f.strsz > avail) {
+		shstk_err_set(r->err,
+			      "DT_STRTAB 0x%" PRIx64 " + DT_STRSZ 0x%" PRIx64
+			      " not inside a PT_LOAD's file contents",
+			      f.strtab, f.strsz);
+		return -EBADMSG;
+	}
+	t = (struct dynstr){ (const char *)r->img + off, f.strsz };
+
+	k = collect_needed(r, data, n, &f, &t);
+	if (k >= 0 && f.have_soname)
+		k = dyn_strdup(r, &t, f.soname, "DT_SONAME", &info->soname);
+	if (k >= 0 && f.have_rpath)
+		k = dyn_strdup(r, &t, f.rpath, "DT_RPATH", &info->rpath);
+	if (k >= 0 && f.have_runpath)
+		k = dyn_strdup(r, &t, f.runpath, "DT_RUNPATH", &info->runpath);
+	if (k >= 0)
+		k = read_imports(r, &f, &t);
+	return k;
+}
+
+/*
+ * Kind, static-ness and the risks that follow from the whole file.
+ *
+ * Executable stack: the header's PF_X is an exec stack everywhere.  A
+ * missing PT_GNU_STACK is counted too, although on x86-64 the kernel no
+ * longer makes a 64-bit process's stack executable for it (since 5.8,
+ * arch/x86/include/asm/elf.h elf_read_implies_exec(): only ia32 gets
+ * READ_IMPLIES_EXEC): glibc's ld.so still defaults to PF_R|PF_W|PF_X
+ * (sysdeps/x86_64/stackinfo.h DEFAULT_STACK_PERMS), so a DSO without
+ * PT_GNU_STACK makes ld.so turn the stacks executable, and an executable
+ * without it gets executable thread stacks.
+ */
+static void classify(struct reader *r)
+{
+	struct shstk_elf_info *info = r->info;
+
+	switch (info->e_type) {
+	case ET_EXEC:
+		info->kind = SHSTK_ELF_KIND_EXEC;
+		info->is_static = !r->have_interp;
+		break;
+	case ET_DYN:
+		/* libc.so.6 has a PT_INTERP (it runs and prints its version) but
+		 * is a library: without DF_1_PIE, a DT_SONAME says "library". */
+		if (r->df1_pie || (r->have_interp && !info->soname))
+			info->kind = SHSTK_ELF_KIND_PIE;
+		else
+			info->kind = SHSTK_ELF_KIND_SHLIB;
+		/* static-pie: DF_1_PIE and no interpreter; ld.so itself has
+		 * neither and is a library. */
+		info->is_static = !r->have_interp && (r->df1_pie || !r->have_dynamic);
+		break;
+	default:
+		info->kind = SHSTK_ELF_KIND_OTHER;
+		break;
+	}
+	if (r->phnum > 0 && (info->e_type == ET_EXEC || info->e_type == ET_DYN) &&
+	    (info->exec_stack || !info->has_gnu_stack))
+		info->risks |= SHSTK_RISK_EXECSTACK;
+	if (info->soname && shstk_soname_is_jit(info->soname))
+		info->risks |= SHSTK_RISK_JIT;
+	for (size_t i = 0; i < info->n_needed; i++)
+		if (shstk_soname_is_jit(info->needed[i]))
+			info->risks |= SHSTK_RISK_JIT;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+static int parse(struct reader *r)
+{
+	struct shstk_elf_info *info = r->info;
+	ssize_t dyn = -1;
+	int ret;
+
+	ret = read_ehdr(r);
+	if (ret < 0)
+		return ret;
+	ret = read_phdrs(r);
+	if (ret < 0)
+		return ret;
+
+	for (size_t i = 0; i < r->phnum; i++) {
+		switch (r->ph[i].p_type) {
+		case PT_INTERP:
+			if (!r->have_interp) {
+				ret = read_interp(r, i);
+				if (ret < 0)
+					return ret;
+			}
+			break;
+		case PT_DYNAMIC:
+			if (dyn < 0)
+				dyn = (ssize_t)i;
+			break;
+		case PT_GNU_STACK:
+			info->has_gnu_stack = true;
+			info->exec_stack = r->ph[i].p_flags & PF_X;
+			break;
+		default:
+			break;
+		}
+	}
+
+	ret = read_segment_notes(r);
+	if (ret < 0)
+		return ret;
+	if (ret == 0) {
+		ret = read_section_notes(r);
+		if (ret < 0)
+			return ret;
+	}
+
+	if (dyn >= 0) {
+		ret = read_dynamic(r, (size_t)dyn);
+		if (ret < 0)
+			return ret;
+	}
+	classify(r);
+	return 0;
+}
+
+int shstk_elf_read_mem(const void *buf, size_t len, struct shstk_elf_info *ret,
+		       struct shstk_err *err)
+{
+	struct shstk_elf_info info = {};
+	struct reader r = { .img = buf, .size = len, .err = err, .info = &info };
+	const uint8_t *id = buf;
+	int k;
+
+	if (!shstk_elf_magic_ok(buf, len))
+		return -ENOEXEC;
+	if (len < EI_NIDENT) {
+		shstk_err_set(err, "ELF header truncated: file size 0x%zx < 0x%x", len, EI_NIDENT);
+		return -EBADMSG;
+	}
+	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64) {
+		shstk_err_set(err, "e_ident: unknown class %u", id[EI_CLASS]);
+		return -EBADMSG;
+	}
+	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB) {
+		shstk_err_set(err, "e_ident: unknown byte order %u", id[EI_DATA]);
+		return -EBADMSG;
+	}
+	if (id[EI_VERSION] != EV_CURRENT) {
+		shstk_err_set(err, "e_ident: version %u (expected %u)", id[EI_VERSION], EV_CURRENT);
+		return -EBADMSG;
+	}
+	r.is64 = id[EI_CLASS] == ELFCLASS64;
+	r.swap = (id[EI_DATA] == ELFDATA2LSB) != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+	info.elf_class = id[EI_CLASS];
+
+	k = r.size < (r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)) ? 0 : check_tables(&r);
+	if (k < 0)
+		return k;
+	if (r.size >= (r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		pthread_once(&elf_version_once, elf_version_init);
+		/* libelf only reads the image here: elf_memory() wants a
+		 * non-const pointer but we never ask it to write. */
+		r.elf = elf_memory((char *)buf, len);
+		if (!r.elf || elf_kind(r.elf) != ELF_K_ELF) {
+			shstk_err_set(err, "libelf: %s", r.elf ? "not an ELF object" : elf_errmsg(-1));
+			if (r.elf)
+				elf_end(r.elf);
+			return -EBADMSG;
+		}
+	}
+	k = parse(&r);
+	if (r.elf)
+		elf_end(r.elf);
+	free(r.ph);
+	if (k < 0) {
+		shstk_elf_info_done(&info);
+		return k;
+	}
+	*ret = info;
+	return 0;
+}
+
+int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, struct shstk_err *err)
+{
+	struct stat st;
+	void *map;
+	int k;
+
+	if (fstat(fd, &st) < 0)
+		return negerrno();
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
+	if ((uint64_t)st.st_size < SELFMAG)
+		return -ENOEXEC;
+	if ((uint64_t)st.st_size > SIZE_MAX)
+		return -EFBIG;
+	/* A file truncated under us while mapped would raise SIGBUS; the scanner
+	 * runs over package-managed trees where files are replaced by rename,
+	 * not truncated, so the mapping stays valid. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return negerrno();
+	k = shstk_elf_read_mem(map, (size_t)st.st_size, ret, err);
+	munmap(map, (size_t)st.st_size);
+	if (k == 0 && path && !(ret->risks & SHSTK_RISK_JIT)) {
+		const char *base = strrchr(path, '/');
+
+		if (shstk_soname_is_jit(base ? base + 1 : path))
+			ret->risks |= SHSTK_RISK_JIT;
+	}
+	return k;
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void shstk_elf_info_done(struct shstk_elf_info *i)
+{
+	if (!i)
+		return;
+	free(i->interp);
+	free_strv(i->needed, i->n_needed);
+	free(i->soname);
+	free(i->rpath);
+	free(i->runpath);
+	free_strv(i->risky_imports, i->n_risky_imports);
+	*i = (struct shstk_elf_info){};
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+char *shstk_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	if (!buf || buflen == 0)
+		return buf;
+	for (i = 0; i < len && 2 * i + 2 < buflen; i++) {
+		buf[2 * i] = hex[id[i] >> 4];
+		buf[2 * i + 1] = hex[id[i] & 15];
+	}
+	buf[2 * i] = 0;
+	return buf;
+}
+
+const char *shstk_elf_kind_name(enum shstk_elf_kind k)
+{
+	switch (k) {
+	case SHSTK_ELF_KIND_EXEC: return "exec";
+	case SHSTK_ELF_KIND_PIE: return "pie";
+	case SHSTK_ELF_KIND_SHLIB: return "shlib";
+	default: return "other";
+	}
+}
+
+const char *shstk_mark_source_name(enum shstk_mark_source s)
+{
+	switch (s) {
+	case SHSTK_MARK_PT_GNU_PROPERTY: return "PT_GNU_PROPERTY";
+	case SHSTK_MARK_PT_NOTE: return "PT_NOTE";
+	case SHSTK_MARK_SECTION: return "section";
+	default: return "none";
+	}
+}
+
+static const char *const risk_names[] = { "context", "longjmp", "execstack", "textrel", "jit" };
+
+char *shstk_risks_format(uint32_t risks, char *buf, size_t buflen)
+{
+	size_t used = 0;
+
+	if (!buf || buflen == 0)
+		return buf;
+	buf[0] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(risk_names); i++) {
+		int n;
+
+		if (!(risks & (1u << i)))
+			continue;
+		n = snprintf(buf + used, buflen - used, "%s%s", used ? "," : "", risk_names[i]);
+		if (n < 0 || (size_t)n >= buflen - used)
+			break; /* truncated: keep what fits */
+		used += (size_t)n;
+	}
+	return buf;
+}
+
+uint32_t shstk_risk_from_name(const char *name)
+{
+	for (size_t i = 0; name && i < ELEMENTSOF(risk_names); i++)
+		if (strcmp(name, risk_names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+/*
+ * Sonames (or file names) of runtimes that generate code and manage their
+ * own stacks.  libjavascriptcoregtk (WebKit's JavaScriptCore) is added to
+ * the brief's list: it is a JIT of the same kind.
+ */
+static const char *const jit_patterns[] = {
+	"libnode.so*",   "libv8.so*",       "libmozjs.so*", "libmozjs-*.so*",
+	"libluajit.so*", "libluajit-*.so*", "libpypy*-c.so*", "libjvm.so*",
+	"libcoreclr.so*", "libjavascriptcoregtk-*.so*",
+};
+
+bool shstk_soname_is_jit(const char *soname)
+{
+	if (!soname)
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(jit_patterns); i++)
+		if (fnmatch(jit_patterns[i], soname, FNM_PATHNAME) == 0)
+			return true;
+	return false;
+}
