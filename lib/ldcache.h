@@ -8,6 +8,7 @@
 #define SHSTK_LDCACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util.h"
 
@@ -30,7 +31,26 @@ int shstk_ldcache_load_mem(const void *buf, size_t len, struct shstk_ldcache **r
  */
 const char *shstk_ldcache_lookup(const struct shstk_ldcache *c, const char *soname, int elf_class);
 
+/*
+ * Same for any ABI: @machine is e_machine.  (ELFCLASS32, EM_X86_64) is x32,
+ * whose loader only accepts FLAG_X8664_LIBX32 entries.
+ */
+const char *shstk_ldcache_lookup_abi(const struct shstk_ldcache *c, const char *soname, int elf_class,
+				     int machine);
+
 size_t shstk_ldcache_count(const struct shstk_ldcache *c);
+
+/* One entry in file order (what ldconfig -p prints), for tests and explain. */
+struct shstk_ldcache_entry {
+	const char *soname;
+	const char *path;
+	const char *hwcaps; /* glibc-hwcaps subdirectory name, or NULL */
+	int32_t flags;      /* FLAG_ELF_LIBC6 | FLAG_X8664_LIB64 = 0x303, ... */
+	uint64_t hwcap;
+};
+
+/* Fills @ret with entry @i (0 <= i < count); -ERANGE otherwise. */
+int shstk_ldcache_entry(const struct shstk_ldcache *c, size_t i, struct shstk_ldcache_entry *ret);
 
 void shstk_ldcache_free(struct shstk_ldcache *c);
 
