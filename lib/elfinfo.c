@@ -40,6 +40,7 @@ struct reader {
 	bool swap; /* the file's byte order is not ours */
 	bool is64;
 	struct shstk_err *err;
+	uint64_t phoff;
 	GElf_Phdr *ph;
 	size_t phnum;
 	struct shstk_elf_info *info;
@@ -156,7 +157,23 @@ static int check_tables(struct reader *r)
 	for (size_t k = 0; k < ELEMENTSOF(h); k++)
 		h[k] = r->swap ? bswap_16(h[k]) : h[k];
 	phentsize = h[0], phnum = h[1], shentsize = h[2], shnum = h[3];
+	r->phoff = phoff;
 
+	if (phnum != 0) {
+		if (phentsize != want_ph) {
+			shstk_err_set(r->err, "program header table: e_phentsize %u (expected %zu)",
+				      phentsize, want_ph);
+			return -EBADMSG;
+		}
+		/* PN_XNUM: the real count is in section 0's sh_info (read_phdrs()). */
+		if (!in_image(r, phoff, (uint64_t)(phnum == PN_XNUM ? 1 : phnum) * want_ph)) {
+			shstk_err_set(r->err,
+				      "program header table: e_phoff 0x%" PRIx64 " + %u * %zu past end"
+				      " of file (0x%zx)",
+				      phoff, phnum, want_ph, r->size);
+			return -EBADMSG;
+		}
+	}
 	if (shoff != 0) {
 		/* e_shnum == 0 with e_shoff set: the count is in section 0's sh_size. */
 		uint64_t n = shnum ? shnum : 1;
@@ -174,26 +191,12 @@ static int check_tables(struct reader *r)
 			return -EBADMSG;
 		}
 	}
-	if (phnum != 0) {
-		if (phentsize != want_ph) {
-			shstk_err_set(r->err, "program header table: e_phentsize %u (expected %zu)",
-				      phentsize, want_ph);
-			return -EBADMSG;
-		}
-		/* PN_XNUM: the real count is in section 0's sh_info (checked below). */
-		if (!in_image(r, phoff, (uint64_t)(phnum == PN_XNUM ? 1 : phnum) * want_ph)) {
-			shstk_err_set(r->err,
-				      "program header table: e_phoff 0x%" PRIx64 " + %u * %zu past end"
-				      " of file (0x%zx)",
-				      phoff, phnum, want_ph, r->size);
-			return -EBADMSG;
-		}
-	}
 	return 0;
 }
 
 static int read_phdrs(struct reader *r)
 {
+	size_t want = r->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	size_t n;
 
 	if (elf_getphdrnum(r->elf, &n) < 0) {
@@ -202,10 +205,13 @@ static int read_phdrs(struct reader *r)
 	}
 	if (n == 0)
 		return 0;
-	/* Each entry is at least 32 bytes of the file: this bounds the allocation. */
-	if (n > r->size / sizeof(Elf32_Phdr)) {
-		shstk_err_set(r->err, "program header table: %zu entries do not fit in file (0x%zx)",
-			      n, r->size);
+	/* Again with the real count, which may have come from section 0
+	 * (PN_XNUM); this also bounds the allocation below by the file size. */
+	if (n > r->size / want || !in_image(r, r->phoff, n * want)) {
+		shstk_err_set(r->err,
+			      "program header table: e_phoff 0x%" PRIx64 " + %zu * %zu past end of file"
+			      " (0x%zx)",
+			      r->phoff, n, want, r->size);
 		return -EBADMSG;
 	}
 	r->ph = calloc(n, sizeof(GElf_Phdr));

@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the ELF auditor against the fixtures of tests/fixtures/elf/. */
+#include <elf.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "elfinfo.h"
+
+static char fixture_dir[4096];
+
+static const char *fixture(const char *name)
+{
+	static char path[8192];
+
+	snprintf(path, sizeof(path), "%s/%s", fixture_dir, name);
+	return path;
+}
+
+static int load(const char *name, struct shstk_elf_info *info, struct shstk_err *err)
+{
+	int fd = open(fixture(name), O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		fail_msg("fixture %s: %s", fixture(name), strerror(errno));
+	err->msg[0] = 0;
+	r = shstk_elf_read_fd(fd, fixture(name), info, err);
+	close(fd);
+	return r;
+}
+
+/* Reads a fixture that must parse; fails the test with the message otherwise. */
+static void load_ok(const char *name, struct shstk_elf_info *info)
+{
+	struct shstk_err err;
+	int r = load(name, info, &err);
+
+	if (r != 0)
+		fail_msg("%s: %d %s", name, r, err.msg);
+}
+
+static void *slurp(const char *name, size_t *ret_len)
+{
+	struct stat st;
+	void *p;
+	int fd = open(fixture(name), O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	p = malloc((size_t)st.st_size + 1);
+	assert_non_null(p);
+	assert_int_equal(read(fd, p, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*ret_len = (size_t)st.st_size;
+	return p;
+}
+
+static bool has_string(char **v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Facts shared by the dynamically linked x86-64 programs of the fixtures. */
+static void assert_dynamic_exe64(const struct shstk_elf_info *i)
+{
+	assert_int_equal(i->elf_class, ELFCLASS64);
+	assert_int_equal(i->machine, EM_X86_64);
+	assert_false(i->is_static);
+	assert_string_equal(i->interp, "/lib64/ld-linux-x86-64.so.2");
+	assert_true(has_string(i->needed, i->n_needed, "libc.so.6"));
+	assert_int_equal(i->build_id_len, 20); /* gcc --build-id defaults to sha1 */
+	assert_true(i->has_gnu_stack);
+}
+
+static void test_elfinfo_magic(void **state)
+{
+	assert_true(shstk_elf_magic_ok("\177ELF\2\1\1", 7));
+	assert_true(shstk_elf_magic_ok("\177ELF", 4));
+	assert_false(shstk_elf_magic_ok("\177EL", 3));
+	assert_false(shstk_elf_magic_ok("#!/bin/sh", 9));
+	assert_false(shstk_elf_magic_ok(NULL, 0));
+}
+
+static void test_elfinfo_not_elf(void **state)
+{
+	struct shstk_elf_info i;
+	struct shstk_err err = { "" };
+	int fd;
+
+	assert_int_equal(load("not-elf", &i, &err), -ENOEXEC);
+	assert_string_equal(err.msg, "");
+	assert_int_equal(shstk_elf_read_mem("", 0, &i, &err), -ENOEXEC);
+	assert_int_equal(shstk_elf_read_mem("\177EL", 3, &i, &err), -ENOEXEC);
+
+	fd = open(fixture_dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(shstk_elf_read_fd(fd, fixture_dir, &i, &err), -EISDIR);
+	close(fd);
+}
+
+static void test_elfinfo_unmarked(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("unmarked-pie", &i);
+	assert_dynamic_exe64(&i);
+	assert_int_equal(i.e_type, ET_DYN);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_PIE);
+	assert_false(i.has_x86_feature);
+	assert_false(shstk_elf_is_shstk(&i));
+	assert_int_equal(i.x86_feature_1, 0);
+	assert_int_equal(i.mark_source, SHSTK_MARK_NONE);
+	assert_int_equal(i.risks, 0);
+	assert_int_equal(i.n_needed, 1);
+	assert_null(i.soname);
+	shstk_elf_info_done(&i);
+
+	load_ok("unmarked-nopie", &i);
+	assert_dynamic_exe64(&i);
+	assert_int_equal(i.e_type, ET_EXEC);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_EXEC);
+	assert_false(i.has_x86_feature);
+	assert_int_equal(i.risks, 0);
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_marked(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("marked-pie", &i);
+	assert_dynamic_exe64(&i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_PIE);
+	assert_true(i.has_x86_feature);
+	assert_true(shstk_elf_is_shstk(&i));
+	assert_int_equal(i.x86_feature_1, SHSTK_X86_FEATURE_1_IBT | SHSTK_X86_FEATURE_1_SHSTK);
+	assert_int_equal(i.mark_source, SHSTK_MARK_PT_GNU_PROPERTY);
+	assert_int_equal(i.risks, 0);
+	shstk_elf_info_done(&i);
+
+	load_ok("marked-static", &i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_EXEC);
+	assert_true(i.is_static);
+	assert_null(i.interp);
+	assert_int_equal(i.n_needed, 0);
+	assert_int_equal(i.x86_feature_1, 3);
+	assert_int_equal(i.mark_source, SHSTK_MARK_PT_GNU_PROPERTY);
+	shstk_elf_info_done(&i);
+
+	load_ok("libmarked.so.1", &i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_SHLIB);
+	assert_false(i.is_static);
+	assert_string_equal(i.soname, "libmarked.so.1");
+	assert_int_equal(i.x86_feature_1, 3);
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_force_marked(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("forced-shstk", &i);
+	assert_dynamic_exe64(&i);
+	/* -z shstk sets SHSTK alone; the code is not IBT-clean either. */
+	assert_int_equal(i.x86_feature_1, SHSTK_X86_FEATURE_1_SHSTK);
+	assert_int_equal(i.risks, SHSTK_RISK_CONTEXT | SHSTK_RISK_LONGJMP);
+	assert_int_equal(i.n_risky_imports, 4);
+	assert_true(has_string(i.risky_imports, i.n_risky_imports, "swapcontext"));
+	assert_true(has_string(i.risky_imports, i.n_risky_imports, "makecontext"));
+	assert_true(has_string(i.risky_imports, i.n_risky_imports, "getcontext"));
+	assert_true(has_string(i.risky_imports, i.n_risky_imports, "longjmp"));
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_static(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("static", &i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_EXEC);
+	assert_true(i.is_static);
+	assert_null(i.interp);
+	assert_int_equal(i.n_needed, 0);
+	assert_false(i.has_x86_feature);
+	shstk_elf_info_done(&i);
+
+	load_ok("static-pie", &i);
+	assert_int_equal(i.e_type, ET_DYN);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_PIE);
+	assert_true(i.is_static);
+	assert_null(i.interp);
+	assert_int_equal(i.n_needed, 0);
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_rpath_runpath(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("librpath.so.1", &i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_SHLIB);
+	assert_string_equal(i.soname, "librpath.so.1");
+	assert_string_equal(i.rpath, "$ORIGIN/../lib");
+	assert_null(i.runpath);
+	assert_null(i.interp);
+	shstk_elf_info_done(&i);
+
+	load_ok("librunpath.so.1", &i);
+	assert_string_equal(i.soname, "librunpath.so.1");
+	assert_null(i.rpath);
+	assert_string_equal(i.runpath, "/opt/shstk:$ORIGIN");
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_execstack(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("execstack", &i);
+	assert_true(i.has_gnu_stack);
+	assert_true(i.exec_stack);
+	assert_int_equal(i.risks, SHSTK_RISK_EXECSTACK);
+	shstk_elf_info_done(&i);
+
+	/* No PT_GNU_STACK: glibc's ld.so defaults to an executable stack. */
+	load_ok("hand-no-gnu-stack", &i);
+	assert_false(i.has_gnu_stack);
+	assert_false(i.exec_stack);
+	assert_int_equal(i.risks, SHSTK_RISK_EXECSTACK);
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_textrel(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("libtextrel.so", &i);
+	assert_int_equal(i.risks, SHSTK_RISK_TEXTREL);
+	shstk_elf_info_done(&i);
+}
+
+static void test_elfinfo_jit(void **state)
+{
+	struct shstk_elf_info i;
+
+	load_ok("libluajit-5.1.so.2", &i);
+	assert_string_equal(i.soname, "libluajit-5.1.so.2");
+	assert_int_equal(i.risks, SHSTK_RISK_JIT);
+	shstk_elf_info_done(&i);
+
+	load_ok("usejit", &i);
+	assert_true(has_string(i.needed, i.n_needed, "libluajit-5.1.so.2"));
+	assert_int_equal(i.risks, SHSTK_RISK_JIT);
+	shstk_elf_info_done(&i);
+
+	assert_true(shstk_soname_is_jit("libnode.so.108"));
+	assert_true(shstk_soname_is_jit("libv8.so"));
+	assert_true(shstk_soname_is_jit("libmozjs-102.so.0"));
+	assert_true(shstk_soname_is_jit("libluajit-5.1.so.2"));
+	assert_true(shstk_soname_is_jit("libpypy3.9-c.so"));
+	assert_true(shstk_soname_is_jit("libpypy3-c.so"));
+	assert_true(shstk_soname_is_jit("libjvm.so"));
+	assert_true(shstk_soname_is_jit("libcoreclr.so"));
+	assert_false(shstk_soname_is_jit("libc.so.6"));
+	assert_false(shstk_soname_is_jit("libnodejs.so"));
+	assert_false(shstk_soname_is_jit("libv8_libbase.so"));
+	assert_false(shstk_soname_is_jit("libpypy3-c.so/x"));
+	assert_false(shstk_soname_is_jit(NULL));
+}
+
+static void test_elfinfo_elf32(void **state)
+{
+	struct shstk_elf_info i;
+	struct stat st;
+
+	if (stat(fixture("hello32.skip"), &st) == 0) {
+		print_message("SKIP: gcc -m32 cannot build here (see %s)\n", fixture("hello32.skip"));
+		skip();
+	}
+	load_ok("hello32", &i);
+	assert_int_equal(i.elf_class, ELFCLASS32);
+	assert_int_equal(i.machine, EM_386);
+	assert_string_equal(i.interp, "/lib/ld-linux.so.2");
+	assert_true(has_string(i.needed, i.n_needed, "libc.so.6"));
+	assert_false(i.has_x86_feature);
+	assert_int_equal(i.build_id_len, 20);
+	shstk_elf_info_done(&i);
+}
+
+static void assert_hand_build_id(const struct shstk_elf_info *i)
+{
+	assert_int_equal(i->build_id_len, 20);
+	for (size_t k = 0; k < 20; k++)
+		assert_int_equal(i->build_id[k], k + 1);
+}
+
+/* Several notes in one PT_NOTE, several properties in one note, padding of
+ * names, descriptors and properties: the second property note has the mark. */
+static void test_elfinfo_multi_note(void **state)
+{
+	struct shstk_elf_info i;
+	char hex[2 * SHSTK_BUILD_ID_MAX + 1];
+
+	load_ok("hand-multi-note", &i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_EXEC);
+	assert_true(i.is_static);
+	assert_true(i.has_x86_feature);
+	assert_int_equal(i.x86_feature_1, SHSTK_X86_FEATURE_1_SHSTK);
+	assert_int_equal(i.mark_source, SHSTK_MARK_PT_NOTE);
+	assert_hand_build_id(&i);
+	assert_string_equal(shstk_build_id_hex(i.build_id, i.build_id_len, hex, sizeof(hex)),
+			    "0102030405060708090a0b0c0d0e0f1011121314");
+	assert_int_equal(i.risks, 0);
+	shstk_elf_info_done(&i);
+
+	/* PT_GNU_PROPERTY wins over an earlier mark in PT_NOTE. */
+	load_ok("hand-gnu-property", &i);
+	assert_int_equal(i.x86_feature_1, 3);
+	assert_int_equal(i.mark_source, SHSTK_MARK_PT_GNU_PROPERTY);
+	assert_hand_build_id(&i);
+	shstk_elf_info_done(&i);
+
+	/* ELF32: notes and properties aligned to 4, a 6-byte property padded. */
+	load_ok("hand-elf32", &i);
+	assert_int_equal(i.elf_class, ELFCLASS32);
+	assert_int_equal(i.machine, EM_386);
+	assert_int_equal(i.x86_feature_1, 3);
+	assert_int_equal(i.mark_source, SHSTK_MARK_PT_NOTE);
+	assert_int_equal(i.build_id_len, 0);
+	shstk_elf_info_done(&i);
+}
+
+static const struct {
+	const char *file;
+	const char *msg;
+} corrupt[] = {
+	{ "bad-trunc-8", "ELF header truncated: file size 0x8 < 0x10" },
+	{ "bad-trunc-40", "ELF header truncated: file size 0x28 < 0x40" },
+	{ "bad-trunc-100", "program header table: e_phoff 0x40 + " },
+	{ "bad-trunc-end", "section header table: e_shoff 0x" },
+	{ "bad-trunc-notes", "program header 1 (PT_NOTE): p_offset 0x120 + p_filesz 0xe0 past end of file (0x1b8)" },
+	{ "bad-class", "e_ident: unknown class 3" },
+	{ "bad-phnum-huge", "program header table: e_phoff 0x40 + 65520 * 56 past end of file (0x200)" },
+	{ "bad-phoff-overflow", "program header table: e_phoff 0xffffffffffffffc0 + 4 * 56 past end of file" },
+	{ "bad-phentsize", "program header table: e_phentsize 32 (expected 56)" },
+	{ "bad-note-descsz", "program header 1 (PT_NOTE): note at 0x1b0: n_descsz 0x1000 past end of notes (0xe0)" },
+	{ "bad-note-namesz", "program header 1 (PT_NOTE): note at 0x120: n_namesz 0xffffffff past end" },
+	{ "bad-note-header", "program header 1 (PT_NOTE): note at 0x200: header truncated (0x4 bytes left)" },
+	{ "bad-prop-misaligned", "n_descsz 0x1c not a multiple of 8 (misaligned properties)" },
+	{ "bad-prop-datasz", "property 0xc0000002 at 0x1d0: pr_datasz 0x100 (padded 0x100) past end of descriptor (0x20)" },
+	{ "bad-prop-feature-size", "property 0xc0000002 at 0x1d0: pr_datasz 0x8 (expected 4)" },
+	{ "bad-gnu-property-outside", "program header 3 (PT_GNU_PROPERTY): p_offset 0x10000 + p_filesz 0x20 past end of file (0x200)" },
+	{ "bad-gnu-property-garbage", "program header 3 (PT_GNU_PROPERTY): note at 0x0: n_namesz 0x464c457f past end" },
+	{ "bad-gnu-property-nonote", "program header 3 (PT_GNU_PROPERTY) at 0x120: no NT_GNU_PROPERTY_TYPE_0 note" },
+	{ "bad-interp-noterm", "program header 3 (PT_INTERP) at 0x138: path not NUL-terminated within p_filesz 0x5" },
+	{ "bad-dyn-strtab", "DT_STRTAB 0x7fff0000 + DT_STRSZ 0x" },
+	{ "bad-dyn-needed", "DT_NEEDED: string offset 0xffffff past DT_STRSZ 0x" },
+};
+
+static void test_elfinfo_corrupt(void **state)
+{
+	for (size_t k = 0; k < ELEMENTSOF(corrupt); k++) {
+		struct shstk_elf_info i;
+		struct shstk_err err;
+		int r = load(corrupt[k].file, &i, &err);
+
+		if (r != -EBADMSG)
+			fail_msg("%s: expected -EBADMSG, got %d (%s)", corrupt[k].file, r, err.msg);
+		if (!strstr(err.msg, corrupt[k].msg))
+			fail_msg("%s: message \"%s\" lacks \"%s\"", corrupt[k].file, err.msg, corrupt[k].msg);
+	}
+}
+
+/* Every prefix of a real file: its section header table is at the end, so
+ * each one is malformed, and none may read out of bounds (ASan) or leak. */
+static void test_elfinfo_every_truncation(void **state)
+{
+	static const char *const files[] = { "marked-static", "marked-pie", "libmarked.so.1" };
+
+	for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+		size_t len;
+		uint8_t *full = slurp(files[f], &len);
+
+		for (size_t n = 0; n < len; n++) {
+			struct shstk_elf_info i;
+			struct shstk_err err = { "" };
+			/* An exact-size heap copy, so ASan sees any read past it. */
+			uint8_t *p = malloc(n ? n : 1);
+			int r;
+
+			assert_non_null(p);
+			memcpy(p, full, n);
+			r = shstk_elf_read_mem(p, n, &i, &err);
+			free(p);
+			if (r != (n < 4 ? -ENOEXEC : -EBADMSG))
+				fail_msg("%s cut at %zu: got %d (%s)", files[f], n, r, err.msg);
+			if (r == -EBADMSG && err.msg[0] == 0)
+				fail_msg("%s cut at %zu: no message", files[f], n);
+		}
+		free(full);
+	}
+}
+
+/* Every byte of a hand-built image overwritten in turn: whatever the
+ * result, it is a clean success or a clean error. */
+static void test_elfinfo_byte_mutations(void **state)
+{
+	static const uint8_t values[] = { 0x00, 0x01, 0x07, 0x80, 0xff };
+	size_t len;
+	uint8_t *p = slurp("hand-gnu-property", &len);
+
+	for (size_t off = 0; off < len; off++) {
+		uint8_t saved = p[off];
+
+		for (size_t v = 0; v < ELEMENTSOF(values); v++) {
+			struct shstk_elf_info i;
+			struct shstk_err err = { "" };
+			int r;
+
+			p[off] = values[v];
+			r = shstk_elf_read_mem(p, len, &i, &err);
+			if (r == 0)
+				shstk_elf_info_done(&i);
+			else if (r != -EBADMSG && r != -ENOEXEC)
+				fail_msg("byte 0x%zx = 0x%x: unexpected %d", off, values[v], r);
+		}
+		p[off] = saved;
+	}
+	free(p);
+}
+
+static void test_elfinfo_mem_matches_fd(void **state)
+{
+	struct shstk_elf_info a, b;
+	struct shstk_err err;
+	size_t len;
+	uint8_t *p = slurp("forced-shstk", &len);
+
+	load_ok("forced-shstk", &a);
+	assert_int_equal(shstk_elf_read_mem(p, len, &b, &err), 0);
+	assert_int_equal(a.x86_feature_1, b.x86_feature_1);
+	assert_int_equal(a.risks, b.risks);
+	assert_int_equal(a.n_needed, b.n_needed);
+	assert_memory_equal(a.build_id, b.build_id, a.build_id_len);
+	assert_string_equal(a.interp, b.interp);
+	shstk_elf_info_done(&a);
+	shstk_elf_info_done(&b);
+	shstk_elf_info_done(NULL);
+	free(p);
+}
+
+static void test_elfinfo_names(void **state)
+{
+	char buf[64];
+	static const uint8_t id[] = { 0x00, 0xab, 0x7f };
+
+	assert_string_equal(shstk_elf_kind_name(SHSTK_ELF_KIND_EXEC), "exec");
+	assert_string_equal(shstk_elf_kind_name(SHSTK_ELF_KIND_PIE), "pie");
+	assert_string_equal(shstk_elf_kind_name(SHSTK_ELF_KIND_SHLIB), "shlib");
+	assert_string_equal(shstk_elf_kind_name(SHSTK_ELF_KIND_OTHER), "other");
+	assert_string_equal(shstk_mark_source_name(SHSTK_MARK_PT_GNU_PROPERTY), "PT_GNU_PROPERTY");
+	assert_string_equal(shstk_mark_source_name(SHSTK_MARK_PT_NOTE), "PT_NOTE");
+	assert_string_equal(shstk_mark_source_name(SHSTK_MARK_SECTION), "section");
+	assert_string_equal(shstk_mark_source_name(SHSTK_MARK_NONE), "none");
+
+	assert_string_equal(shstk_build_id_hex(id, sizeof(id), buf, sizeof(buf)), "00ab7f");
+	assert_string_equal(shstk_build_id_hex(id, 0, buf, sizeof(buf)), "");
+	/* Too small a buffer: whole bytes only, always terminated. */
+	assert_string_equal(shstk_build_id_hex(id, sizeof(id), buf, 6), "00ab");
+
+	assert_string_equal(shstk_risks_format(0, buf, sizeof(buf)), "");
+	assert_string_equal(shstk_risks_format(SHSTK_RISK_CONTEXT | SHSTK_RISK_LONGJMP, buf, sizeof(buf)),
+			    "context,longjmp");
+	assert_string_equal(shstk_risks_format(SHSTK_RISK_ALL, buf, sizeof(buf)),
+			    "context,longjmp,execstack,textrel,jit");
+	assert_string_equal(shstk_risks_format(SHSTK_RISK_ALL, buf, 16), "context,longjmp");
+	for (uint32_t bit = 1; bit & SHSTK_RISK_ALL; bit <<= 1)
+		assert_int_equal(shstk_risk_from_name(shstk_risks_format(bit, buf, sizeof(buf))), bit);
+	assert_int_equal(shstk_risk_from_name("nonsense"), 0);
+	assert_int_equal(shstk_risk_from_name(NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_elfinfo_magic),
+		cmocka_unit_test(test_elfinfo_not_elf),
+		cmocka_unit_test(test_elfinfo_unmarked),
+		cmocka_unit_test(test_elfinfo_marked),
+		cmocka_unit_test(test_elfinfo_force_marked),
+		cmocka_unit_test(test_elfinfo_static),
+		cmocka_unit_test(test_elfinfo_rpath_runpath),
+		cmocka_unit_test(test_elfinfo_execstack),
+		cmocka_unit_test(test_elfinfo_textrel),
+		cmocka_unit_test(test_elfinfo_jit),
+		cmocka_unit_test(test_elfinfo_elf32),
+		cmocka_unit_test(test_elfinfo_multi_note),
+		cmocka_unit_test(test_elfinfo_corrupt),
+		cmocka_unit_test(test_elfinfo_every_truncation),
+		cmocka_unit_test(test_elfinfo_byte_mutations),
+		cmocka_unit_test(test_elfinfo_mem_matches_fd),
+		cmocka_unit_test(test_elfinfo_names),
+	};
+	const char *dir = getenv("SHSTK_FIXTURES");
+
+	if (!dir) {
+		printf("SKIP: SHSTK_FIXTURES is not set (run through meson test)\n");
+		return 77;
+	}
+	snprintf(fixture_dir, sizeof(fixture_dir), "%s/elf", dir);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
