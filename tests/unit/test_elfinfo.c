@@ -329,6 +329,14 @@ static void test_elfinfo_multi_note(void **state)
 	assert_hand_build_id(&i);
 	shstk_elf_info_done(&i);
 
+	/* A property note without X86_FEATURE_1_AND is no marking. */
+	load_ok("hand-room", &i);
+	assert_false(i.has_x86_feature);
+	assert_int_equal(i.mark_source, SHSTK_MARK_NONE);
+	assert_int_equal(i.build_id_len, 8);
+	assert_memory_equal(i.build_id, "\xde\xad\xbe\xef\0\1\2\3", 8);
+	shstk_elf_info_done(&i);
+
 	/* ELF32: notes and properties aligned to 4, a 6-byte property padded. */
 	load_ok("hand-elf32", &i);
 	assert_int_equal(i.elf_class, ELFCLASS32);
