@@ -450,8 +450,11 @@ int shstk_allowlist_map(const char *path, unsigned verify, struct shstk_allowlis
 	if (r < 0) {
 		munmap(m, (size_t)st.st_size);
 		memset(ret, 0, sizeof(*ret));
+		return r;
 	}
-	return r;
+	ret->owner = st.st_uid;
+	ret->mode = st.st_mode;
+	return 0;
 }
 
 void shstk_allowlist_unmap(struct shstk_allowlist *al)

@@ -121,6 +121,8 @@ struct shstk_allowlist {
 	uint32_t body_crc;
 	const uint8_t *table;   /* block CRCs */
 	const uint8_t *entries; /* count * SHSTK_AL_ENTRY_SIZE bytes */
+	uid_t owner;            /* of the mapped file (shstk_allowlist_map only) */
+	mode_t mode;            /* so that a reader can refuse files others may write */
 };
 
 #define SHSTK_AL_VERIFY_FULL 0x1u
