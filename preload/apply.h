@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Carrying out a plan: the arch_prctl sequence that enables, audits, locks or
+ * disables the shadow stack.
+ *
+ * Included, not linked: the function that enables a shadow stack can never
+ * return (its return address is not on the new shadow stack), so this code
+ * must be inlined into the caller that never returns, __libc_start_main.
+ * always_inline holds at -O0 too.  The includer defines
+ *   SHSTK_PL_PRCTL(op, arg)  an inline raw arch_prctl returning -errno
+ *   SHSTK_PL_SET_TCB()       set the glibc TCB feature_1 SHSTK bit
+ * (the unit test defines mocks).
+ */
+#ifndef SHSTK_PRELOAD_APPLY_H
+#define SHSTK_PRELOAD_APPLY_H
+
+#include <errno.h>
+
+#include "preload.h"
+
+static inline __attribute__((always_inline)) void shstk_pl_fail(struct shstk_pl_result *res, long r)
+{
+	if (res->err == 0)
+		res->err = (int)-r;
+}
+
+static inline __attribute__((always_inline)) void shstk_pl_apply(const struct shstk_pl_plan *plan,
+								  struct shstk_pl_result *res)
+{
+	long r;
+
+	res->flags = plan->flags;
+	res->err = 0;
+	res->applied = SHSTK_DECISION_OFF;
+	res->enabled_by = SHSTK_PL_BY_NOBODY;
+	if (plan->libc_on) {
+		res->enabled_by = SHSTK_PL_BY_LIBC;
+		res->applied = plan->libc_audit ? SHSTK_DECISION_AUDIT : SHSTK_DECISION_ENFORCE;
+	}
+	if (plan->disable_libc) {
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+		if (r == 0) {
+			res->applied = SHSTK_DECISION_OFF;
+		} else {
+			shstk_pl_fail(res, r);
+			res->flags |= SHSTK_EV_F_DISABLE_FAILED;
+		}
+	}
+	if (plan->enable) {
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
+		if (r == 0) {
+			res->enabled_by = SHSTK_PL_BY_PRELOAD;
+			res->applied = SHSTK_DECISION_ENFORCE;
+		} else {
+			shstk_pl_fail(res, r);
+			if (r == -EINVAL)
+				res->flags |= SHSTK_EV_F_NO_KERNEL;
+			else if (r == -EOPNOTSUPP)
+				res->flags |= SHSTK_EV_F_NO_CPU;
+		}
+	}
+	if (plan->audit && res->applied != SHSTK_DECISION_OFF) {
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
+		if (r == 0) {
+			res->applied = SHSTK_DECISION_AUDIT;
+		} else {
+			/* An audit decision must never turn into enforcement: switch it off again. */
+			shstk_pl_fail(res, r);
+			res->flags |= SHSTK_EV_F_AUDIT_REFUSED;
+			r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+			if (r == 0)
+				res->applied = SHSTK_DECISION_OFF;
+			else
+				res->flags |= SHSTK_EV_F_DISABLE_FAILED;
+		}
+	}
+	if (plan->lock && res->applied == SHSTK_DECISION_ENFORCE) {
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK);
+		if (r == 0) {
+			res->flags |= SHSTK_EV_F_LOCKED;
+		} else {
+			shstk_pl_fail(res, r);
+			res->flags |= SHSTK_EV_F_LOCK_FAILED;
+		}
+	}
+	if (plan->set_tcb && res->applied != SHSTK_DECISION_OFF &&
+	    res->enabled_by == SHSTK_PL_BY_PRELOAD) {
+		SHSTK_PL_SET_TCB();
+		res->flags |= SHSTK_EV_F_TCB_SET;
+	}
+}
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reading the notes of an object already mapped by the loader: the GNU build-id
+ * and the x86 feature property.  The bytes are the loader's mapping of the file,
+ * which anyone could have crafted, so every size is checked against the segment.
+ */
+#include <link.h>
+#include <string.h>
+
+#include "preload.h"
+
+#define NT_GNU_PROPERTY_TYPE_0_ 5
+#define NT_GNU_BUILD_ID_ 3
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Round v up to a multiple of a (a power of two); false on overflow. */
+static bool align_up(size_t v, size_t a, size_t *ret)
+{
+	if (v > SIZE_MAX - (a - 1))
+		return false;
+	*ret = (v + a - 1) & ~(a - 1);
+	return true;
+}
+
+/* x86-64 psABI: properties are 8-aligned pr_type, pr_datasz, data. */
+static void scan_properties(const uint8_t *d, size_t len, struct shstk_pl_obj_info *info)
+{
+	size_t off = 0;
+
+	while (len - off >= 8) {
+		uint32_t type = rd32(d + off), sz = rd32(d + off + 4);
+		size_t step;
+
+		if (sz > len - off - 8)
+			return;
+		if (type == SHSTK_GNU_PROPERTY_X86_FEATURE_1_AND && sz == 4) {
+			info->has_property = true;
+			info->feature_1 = rd32(d + off + 8);
+			return;
+		}
+		if (!align_up((size_t)sz, 8, &step) || step > len - off - 8)
+			return;
+		off += 8 + step;
+	}
+}
+
+void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shstk_pl_obj_info *info)
+{
+	size_t off = 0;
+
+	if (align != 8)
+		align = 4;
+	while (len - off >= 12) {
+		uint32_t namesz = rd32(p + off), descsz = rd32(p + off + 4), type = rd32(p + off + 8);
+		size_t name_off = off + 12, desc_off, desc_end;
+
+		/* gABI: the descriptor starts at the next multiple of align after the name. */
+		if (namesz > len - name_off || !align_up(name_off + namesz, align, &desc_off) ||
+		    desc_off > len || descsz > len - desc_off)
+			return;
+		desc_end = desc_off + descsz;
+		if (namesz == 4 && memcmp(p + name_off, "GNU", 4) == 0) {
+			if (type == NT_GNU_BUILD_ID_ && descsz > 0 && descsz <= SHSTK_AL_KEY_MAX &&
+			    info->build_id_len == 0) {
+				memcpy(info->build_id, p + desc_off, descsz);
+				info->build_id_len = descsz;
+			} else if (type == NT_GNU_PROPERTY_TYPE_0_ && align == 8 && !info->has_property) {
+				scan_properties(p + desc_off, descsz, info);
+			}
+		}
+		if (!align_up(desc_end, align, &off) || off > len)
+			return;
+	}
+}
+
+void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		/* The loader maps p_filesz bytes of a note segment; p_memsz may claim more. */
+		size_t len = ph->p_filesz < ph->p_memsz ? ph->p_filesz : ph->p_memsz;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+
+		if (ph->p_type == PT_GNU_PROPERTY || ph->p_type == PT_NOTE)
+			shstk_pl_scan_notes(p, len, ph->p_align, ret);
+	}
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internal interfaces of libshstk_preload.so: the pure decision logic, the
+ * in-memory ELF reader and the event datagram, kept apart from the start-up
+ * code so that a (sanitized) unit test can compile them directly.
+ */
+#ifndef SHSTK_PRELOAD_H
+#define SHSTK_PRELOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allowlist.h"
+#include "elfinfo.h"
+
+/*
+ * Kernel ABI (arch/x86/include/uapi/asm/prctl.h; ARCH_SHSTK_AUDIT is this
+ * project's kernel patch series).  Defined here so that the preload builds
+ * without new kernel headers.
+ */
+#define SHSTK_NR_ARCH_PRCTL 158
+#define SHSTK_ARCH_SHSTK_ENABLE 0x5001
+#define SHSTK_ARCH_SHSTK_DISABLE 0x5002
+#define SHSTK_ARCH_SHSTK_LOCK 0x5003
+#define SHSTK_ARCH_SHSTK_STATUS 0x5005
+#define SHSTK_ARCH_SHSTK_SHSTK (1ul << 0)
+#define SHSTK_ARCH_SHSTK_WRSS (1ul << 1)
+#define SHSTK_ARCH_SHSTK_AUDIT (1ul << 2)
+
+/*
+ * glibc's tcbhead_t.feature_1 (sysdeps/x86_64/nptl/tls.h: tcb, dtv, self,
+ * multiple_threads, gscope_flag, sysinfo, stack_guard, pointer_guard,
+ * unused_vgetcpu_cache[2], then feature_1 at 0x48; unchanged from 2.28 to
+ * 2.40).  A shadow-stack-aware glibc's setjmp/longjmp/swapcontext test bit 1
+ * (X86_FEATURE_1_SHSTK) there before touching the shadow stack.
+ */
+#define SHSTK_GLIBC_TCB_FEATURE_1 0x48
+#define SHSTK_GLIBC_FEATURE_1_SHSTK 0x2u
+
+/* Why the decision is what it is (event field "source"). */
+enum shstk_pl_source {
+	SHSTK_PL_SRC_UNLISTED = 0,      /* valid allowlist, binary not in it */
+	SHSTK_PL_SRC_ALLOWLIST = 1,     /* the binary's entry */
+	SHSTK_PL_SRC_OVERRIDE = 2,      /* SHSTK_POLICY, allowed by the allowlist */
+	SHSTK_PL_SRC_NO_ALLOWLIST = 3,  /* missing or unreadable */
+	SHSTK_PL_SRC_BAD_ALLOWLIST = 4, /* rejected: corrupt, wrong version, unsafe owner */
+	SHSTK_PL_SRC_NO_IDENTITY = 5,   /* neither build-id nor stat of /proc/self/exe */
+	SHSTK_PL_SRC_DISABLED = 6,      /* SHSTK_PRELOAD_DISABLE in a non-secure process */
+};
+
+/* Who turned the shadow stack on (event field "enabled_by"). */
+enum shstk_pl_enabler {
+	SHSTK_PL_BY_NOBODY = 0,
+	SHSTK_PL_BY_PRELOAD = 1,
+	SHSTK_PL_BY_LIBC = 2,
+};
+
+/* Event flags: explanations of the decision and of what happened. */
+#define SHSTK_EV_F_SECURE 0x1u            /* AT_SECURE: environment ignored */
+#define SHSTK_EV_F_OVERRIDE_USED 0x2u
+#define SHSTK_EV_F_OVERRIDE_IGNORED 0x4u  /* SHSTK_POLICY set but not honoured */
+#define SHSTK_EV_F_DEMOTED_UNMARKED 0x8u  /* enforce became audit: an unmarked object is loaded */
+#define SHSTK_EV_F_LOCKED 0x10u
+#define SHSTK_EV_F_AUDIT_REFUSED 0x20u    /* kernel refused audit mode; shadow stack turned off */
+#define SHSTK_EV_F_LOCK_FAILED 0x40u
+#define SHSTK_EV_F_DISABLE_FAILED 0x80u
+#define SHSTK_EV_F_TCB_SET 0x100u         /* glibc TCB feature_1 SHSTK bit set */
+#define SHSTK_EV_F_NO_KERNEL 0x200u       /* EINVAL: kernel without user shadow stacks */
+#define SHSTK_EV_F_NO_CPU 0x400u          /* EOPNOTSUPP: CPU without shadow stacks */
+#define SHSTK_EV_F_DLOPEN_REFUSED 0x800u
+#define SHSTK_EV_F_DLOPEN_UNMARKED 0x1000u
+#define SHSTK_EV_F_DLOPEN_DENIED 0x2000u  /* the object's allowlist entry says off */
+#define SHSTK_EV_F_ALL_MARKED 0x4000u     /* every loaded object is marked SHSTK */
+#define SHSTK_EV_F_LIBC_MARKED 0x8000u
+
+/* What the start-up code found, as input to the decision. */
+struct shstk_pl_input {
+	bool secure;             /* getauxval(AT_SECURE) */
+	bool disabled;           /* kill switch set (already ignored when secure) */
+	int al_state;            /* 0 valid, -ENOENT/-EACCES/... missing, -EBADMSG/-EPERM rejected */
+	uint32_t al_flags;       /* SHSTK_AL_F_* when valid */
+	bool have_identity;
+	int lookup;              /* 1 found, 0 absent, -EBADMSG corrupt block */
+	struct shstk_al_entry entry;
+	int override;            /* -1 none, else a decision from SHSTK_POLICY */
+	bool override_present;   /* SHSTK_POLICY set (valid or not) */
+	bool all_marked;         /* every loaded object (but vDSO and the preload) marked */
+	bool libc_marked;        /* the C library's object is marked SHSTK */
+	bool status_ok;          /* ARCH_SHSTK_STATUS answered */
+	unsigned long status;    /* its features */
+};
+
+/* The actions to take, in the order shstk_pl_apply() takes them. */
+struct shstk_pl_plan {
+	uint8_t decision;        /* final enum shstk_decision */
+	int listed;              /* the entry's decision, -1 when not listed */
+	uint8_t source;          /* enum shstk_pl_source */
+	uint32_t flags;          /* SHSTK_EV_F_* known before acting */
+	bool enable;             /* ENABLE(SHSTK) */
+	bool audit;              /* ENABLE(AUDIT) after SHSTK is on */
+	bool lock;               /* LOCK(SHSTK) */
+	bool disable_libc;       /* libc turned it on, decision is off: DISABLE(SHSTK) */
+	bool set_tcb;            /* set the glibc TCB bit after enabling */
+	bool libc_on;            /* the C library enabled it before us */
+	bool libc_audit;         /* ... already in audit mode */
+};
+
+struct shstk_pl_result {
+	uint8_t applied;         /* enum shstk_decision actually in force */
+	uint8_t enabled_by;      /* enum shstk_pl_enabler */
+	uint32_t flags;          /* plan flags plus what happened */
+	int err;                 /* positive errno of the first failing arch_prctl */
+};
+
+void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret);
+
+/* dlopen gating. */
+enum shstk_pl_verdict {
+	SHSTK_PL_DL_ALLOW = 0,   /* nothing to say */
+	SHSTK_PL_DL_REPORT = 1,  /* load it, report it */
+	SHSTK_PL_DL_REFUSE = 2,  /* unload it, fail dlopen, report it */
+};
+int shstk_pl_dlopen_verdict(bool shstk_active, bool marked, int lookup,
+			    const struct shstk_al_entry *entry, uint32_t al_flags, uint32_t *ret_flags);
+
+/* Parsing of SHSTK_POLICY: a decision, or -EINVAL. */
+int shstk_pl_parse_override(const char *value);
+
+/* ---- in-memory ELF (program headers of a loaded object) ---- */
+
+struct shstk_pl_obj_info {
+	bool has_property;
+	uint32_t feature_1;      /* GNU_PROPERTY_X86_FEATURE_1_AND */
+	uint8_t build_id[SHSTK_AL_KEY_MAX];
+	size_t build_id_len;
+};
+
+/*
+ * A note segment's bytes: every note is bounds-checked against len.  align is the
+ * segment's p_align (8 for property notes, 4 for most others).
+ */
+void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shstk_pl_obj_info *info);
+
+/* ---- event datagram ---- */
+
+#define SHSTK_EV_MAGIC 0x56454853u /* "SHEV" as little-endian bytes */
+#define SHSTK_EV_VERSION 1
+#define SHSTK_EV_HEADER_SIZE 104
+#define SHSTK_EV_NAME_MAX 1024
+#define SHSTK_EV_MAX (SHSTK_EV_HEADER_SIZE + SHSTK_EV_NAME_MAX)
+
+enum shstk_ev_type {
+	SHSTK_EV_START = 1,
+	SHSTK_EV_DLOPEN = 2,
+};
+
+struct shstk_event {
+	uint8_t type;
+	uint8_t decision;
+	uint8_t applied;
+	uint8_t source;
+	uint8_t enabled_by;
+	uint8_t listed;          /* 0xff: not listed */
+	uint32_t pid;
+	uint32_t flags;
+	int32_t err;
+	uint64_t generation;
+	struct shstk_al_key key; /* kind 0: no identity */
+	const char *name;        /* dlopen: the object; start: the first unmarked object */
+	size_t name_len;
+};
+
+/* Encodes into buf (at least SHSTK_EV_MAX bytes); returns the datagram length. */
+size_t shstk_ev_encode(const struct shstk_event *ev, uint8_t *buf);
+/* Decodes (for tests and the daemon); name points into buf.  -EBADMSG if malformed. */
+int shstk_ev_decode(const uint8_t *buf, size_t len, struct shstk_event *ret);
+
+/* ---- start-up state (preload.c) shared with the dlopen gate (dlgate.c) ---- */
+
+#define SHSTK_PL_HIDDEN __attribute__((visibility("hidden")))
+
+struct shstk_pl_state {
+	bool secure;
+	bool debug;
+	bool al_mapped;               /* al is kept only while a shadow stack is on */
+	struct shstk_allowlist al;
+	char events[108];             /* sizeof(sockaddr_un.sun_path) */
+	struct shstk_event start;     /* the start-up event, also for shstk_preload_last_event() */
+	char start_name[256];         /* its name: the loader's strings are not ours to keep */
+};
+
+extern struct shstk_pl_state shstk_pl_state SHSTK_PL_HIDDEN;
+/* Read by the assembly dlopen entry: non-zero routes dlopen through the gate. */
+extern uint8_t shstk_pl_gate_active SHSTK_PL_HIDDEN;
+
+SHSTK_PL_HIDDEN void shstk_pl_send_event(const struct shstk_event *ev);
+_printf_(1, 2) SHSTK_PL_HIDDEN void shstk_pl_debugf(const char *fmt, ...);
+struct dl_phdr_info;
+SHSTK_PL_HIDDEN void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info *ret);
+
+#endif
