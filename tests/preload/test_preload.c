@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the preload's logic, compiled in directly (and sanitized):
+ * decisions for every allowlist state, the arch_prctl sequences with a mock
+ * kernel, dlopen gating, the in-memory note reader and the event datagram.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload.h"
+
+/* ---- a mock kernel for apply.h ---- */
+
+struct mock_call {
+	long op;
+	unsigned long arg;
+};
+
+static struct mock_call calls[16];
+static int ncalls;
+static long mock_ret[16]; /* return value of the i-th call */
+static int tcb_sets;
+
+static long mock_prctl(long op, unsigned long arg)
+{
+	long r = ncalls < 16 ? mock_ret[ncalls] : 0;
+
+	if (ncalls < 16)
+		calls[ncalls] = (struct mock_call){ op, arg };
+	ncalls++;
+	return r;
+}
+
+static void mock_reset(void)
+{
+	memset(calls, 0, sizeof(calls));
+	memset(mock_ret, 0, sizeof(mock_ret));
+	ncalls = 0;
+	tcb_sets = 0;
+}
+
+#define SHSTK_PL_PRCTL(op, arg) mock_prctl((op), (unsigned long)(arg))
+#define SHSTK_PL_SET_TCB() (tcb_sets++)
+#include "apply.h"
+
+static void assert_call(int i, long op, unsigned long arg)
+{
+	assert_true(i < ncalls);
+	assert_int_equal(calls[i].op, op);
+	assert_int_equal(calls[i].arg, arg);
+}
+
+/* A valid allowlist listing the binary with the given decision and flags. */
+static struct shstk_pl_input listed(int decision, uint8_t eflags)
+{
+	struct shstk_pl_input in = { .override = -1, .have_identity = true, .lookup = 1,
+				     .all_marked = true, .status_ok = true };
+
+	in.entry.decision = (uint8_t)decision;
+	in.entry.flags = eflags;
+	return in;
+}
+
+static void test_preload_decide_allowlist_states(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_ALLOWLIST);
+	assert_int_equal(p.decision, SHSTK_DECISION_ENFORCE);
+	assert_true(p.enable && p.lock && !p.audit && !p.disable_libc);
+
+	in.al_state = -ENOENT;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_NO_ALLOWLIST);
+	assert_false(p.enable || p.lock || p.audit || p.disable_libc);
+
+	in.al_state = -EBADMSG;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_BAD_ALLOWLIST);
+	assert_false(p.enable);
+
+	in.al_state = -EPERM; /* writable by others */
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_BAD_ALLOWLIST);
+	assert_false(p.enable);
+
+	in.al_state = 0;
+	in.lookup = -EBADMSG; /* corrupt block: whole file invalid */
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_BAD_ALLOWLIST);
+	assert_false(p.enable);
+
+	in.lookup = 0;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_UNLISTED);
+	assert_int_equal(p.listed, -1);
+	assert_false(p.enable || p.lock || p.audit || p.disable_libc);
+
+	in.have_identity = false;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_NO_IDENTITY);
+	assert_false(p.enable);
+}
+
+static void test_preload_decide_each_decision(void **state)
+{
+	struct shstk_pl_input in;
+	struct shstk_pl_plan p;
+
+	in = listed(SHSTK_DECISION_OFF, 0);
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.listed, SHSTK_DECISION_OFF);
+	assert_false(p.enable || p.lock || p.audit || p.disable_libc);
+
+	in = listed(SHSTK_DECISION_AUDIT, 0);
+	shstk_pl_decide(&in, &p);
+	assert_true(p.enable && p.audit && !p.lock);
+
+	in = listed(SHSTK_DECISION_ENFORCE, SHSTK_AL_E_NO_LOCK);
+	shstk_pl_decide(&in, &p);
+	assert_true(p.enable && !p.audit && !p.lock);
+}
+
+static void test_preload_decide_unmarked_objects_demote(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+
+	in.all_marked = false;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.decision, SHSTK_DECISION_AUDIT);
+	assert_true(p.flags & SHSTK_EV_F_DEMOTED_UNMARKED);
+	assert_true(p.enable && p.audit && !p.lock);
+
+	in.entry.flags = SHSTK_AL_E_IGNORE_MARKING;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.decision, SHSTK_DECISION_ENFORCE);
+	assert_false(p.flags & SHSTK_EV_F_DEMOTED_UNMARKED);
+}
+
+static void test_preload_decide_override_rules(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_OFF, 0);
+	struct shstk_pl_plan p;
+
+	in.override_present = true;
+	in.override = SHSTK_DECISION_ENFORCE;
+	/* Not allowed by the file. */
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.decision, SHSTK_DECISION_OFF);
+	assert_true(p.flags & SHSTK_EV_F_OVERRIDE_IGNORED);
+	assert_false(p.enable);
+	/* Allowed: forced on, markings waived. */
+	in.al_flags = SHSTK_AL_F_OVERRIDES;
+	in.all_marked = false;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_OVERRIDE);
+	assert_int_equal(p.decision, SHSTK_DECISION_ENFORCE);
+	assert_int_equal(p.listed, SHSTK_DECISION_OFF);
+	assert_true(p.enable && p.lock);
+	/* Secure execution: never. */
+	in.secure = true;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.decision, SHSTK_DECISION_OFF);
+	assert_true(p.flags & SHSTK_EV_F_OVERRIDE_IGNORED);
+	assert_true(p.flags & SHSTK_EV_F_SECURE);
+	assert_false(p.enable);
+	/* Garbage value. */
+	in.secure = false;
+	in.override = shstk_pl_parse_override("on");
+	assert_int_equal(in.override, -EINVAL);
+	shstk_pl_decide(&in, &p);
+	assert_true(p.flags & SHSTK_EV_F_OVERRIDE_IGNORED);
+	assert_false(p.enable);
+	/* An unlisted binary can be forced too (that is what `shstkctl verify` does). */
+	in.lookup = 0;
+	in.override = shstk_pl_parse_override("audit");
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_OVERRIDE);
+	assert_true(p.enable && p.audit);
+	/* But not with a bad file. */
+	in.al_state = -EBADMSG;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.enable);
+	assert_true(p.flags & SHSTK_EV_F_OVERRIDE_IGNORED);
+}
+
+static void test_preload_decide_kill_switch(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+
+	in.disabled = true;
+	in.status = SHSTK_ARCH_SHSTK_SHSTK; /* even a libc-enabled stack is left alone */
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.source, SHSTK_PL_SRC_DISABLED);
+	assert_false(p.enable || p.lock || p.audit || p.disable_libc);
+}
+
+static void test_preload_decide_libc_enabled(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_OFF, 0);
+	struct shstk_pl_plan p;
+
+	in.status = SHSTK_ARCH_SHSTK_SHSTK;
+	shstk_pl_decide(&in, &p);
+	assert_true(p.libc_on && p.disable_libc && !p.enable);
+
+	in.entry.decision = SHSTK_DECISION_AUDIT;
+	shstk_pl_decide(&in, &p);
+	assert_true(p.audit && !p.enable && !p.disable_libc);
+
+	in.status |= SHSTK_ARCH_SHSTK_AUDIT;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.audit);
+
+	in.status = SHSTK_ARCH_SHSTK_SHSTK;
+	in.entry.decision = SHSTK_DECISION_ENFORCE;
+	shstk_pl_decide(&in, &p);
+	assert_true(p.lock && !p.enable && !p.set_tcb);
+
+	/* Unlisted: the C library's choice stands. */
+	in.lookup = 0;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.disable_libc || p.lock || p.audit);
+}
+
+static void test_preload_decide_tcb_only_for_aware_libc(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+
+	shstk_pl_decide(&in, &p);
+	assert_false(p.set_tcb);
+	in.libc_marked = true;
+	shstk_pl_decide(&in, &p);
+	assert_true(p.set_tcb);
+}
+
+static void test_preload_apply_enforce(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	in.libc_marked = true;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 2);
+	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_call(1, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_int_equal(res.enabled_by, SHSTK_PL_BY_PRELOAD);
+	assert_true(res.flags & SHSTK_EV_F_LOCKED);
+	assert_true(res.flags & SHSTK_EV_F_TCB_SET);
+	assert_int_equal(tcb_sets, 1);
+	assert_int_equal(res.err, 0);
+}
+
+static void test_preload_apply_no_kernel_support(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	in.libc_marked = true;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_ret[0] = -EINVAL;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 1);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+	assert_int_equal(res.enabled_by, SHSTK_PL_BY_NOBODY);
+	assert_int_equal(res.err, EINVAL);
+	assert_true(res.flags & SHSTK_EV_F_NO_KERNEL);
+	assert_int_equal(tcb_sets, 0);
+
+	mock_reset();
+	mock_ret[0] = -EOPNOTSUPP;
+	shstk_pl_apply(&p, &res);
+	assert_true(res.flags & SHSTK_EV_F_NO_CPU);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+}
+
+static void test_preload_apply_audit_refused_turns_off(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_AUDIT, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_ret[1] = -EINVAL; /* kernel without this project's audit patch */
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 3);
+	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_call(1, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(2, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+	assert_true(res.flags & SHSTK_EV_F_AUDIT_REFUSED);
+	assert_int_equal(res.err, EINVAL);
+
+	/* Accepted: audit, never locked. */
+	mock_reset();
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 2);
+	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
+	assert_false(res.flags & SHSTK_EV_F_LOCKED);
+}
+
+static void test_preload_apply_libc_enabled(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_OFF, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	in.status = SHSTK_ARCH_SHSTK_SHSTK;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 1);
+	assert_call(0, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+	assert_int_equal(res.enabled_by, SHSTK_PL_BY_LIBC);
+
+	/* Locked by the C library: the disable fails and that is reported. */
+	mock_reset();
+	mock_ret[0] = -EPERM;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_true(res.flags & SHSTK_EV_F_DISABLE_FAILED);
+	assert_int_equal(res.err, EPERM);
+
+	/* Audit on a locked libc stack: refused, cannot be turned off either. */
+	in.entry.decision = SHSTK_DECISION_AUDIT;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_ret[0] = -EPERM;
+	mock_ret[1] = -EPERM;
+	shstk_pl_apply(&p, &res);
+	assert_true(res.flags & SHSTK_EV_F_AUDIT_REFUSED);
+	assert_true(res.flags & SHSTK_EV_F_DISABLE_FAILED);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_int_equal(res.enabled_by, SHSTK_PL_BY_LIBC);
+
+	/* Enforce on a libc stack: lock only. */
+	in.entry.decision = SHSTK_DECISION_ENFORCE;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 1);
+	assert_call(0, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_int_equal(tcb_sets, 0);
+}
+
+static void test_preload_apply_off_makes_no_calls(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_OFF, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 0);
+	in.lookup = 0;
+	shstk_pl_decide(&in, &p);
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 0);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+}
+
+static void test_preload_dlopen_verdicts(void **state)
+{
+	struct shstk_al_entry e = { 0 };
+	uint32_t f;
+
+	/* No shadow stack: anything goes, silently. */
+	assert_int_equal(shstk_pl_dlopen_verdict(false, false, 0, &e, SHSTK_AL_F_DLOPEN_REFUSE, &f),
+			 SHSTK_PL_DL_ALLOW);
+	assert_int_equal(f, 0);
+	/* Marked and not listed. */
+	assert_int_equal(shstk_pl_dlopen_verdict(true, true, 0, &e, 0, &f), SHSTK_PL_DL_ALLOW);
+	/* Unmarked: default allow and report, refuse when the file says so. */
+	assert_int_equal(shstk_pl_dlopen_verdict(true, false, 0, &e, 0, &f), SHSTK_PL_DL_REPORT);
+	assert_int_equal(f, SHSTK_EV_F_DLOPEN_UNMARKED);
+	assert_int_equal(shstk_pl_dlopen_verdict(true, false, 0, &e, SHSTK_AL_F_DLOPEN_REFUSE, &f),
+			 SHSTK_PL_DL_REFUSE);
+	assert_int_equal(f, SHSTK_EV_F_DLOPEN_UNMARKED | SHSTK_EV_F_DLOPEN_REFUSED);
+	/* Denied: listed off, even when marked. */
+	e.decision = SHSTK_DECISION_OFF;
+	assert_int_equal(shstk_pl_dlopen_verdict(true, true, 1, &e, 0, &f), SHSTK_PL_DL_REPORT);
+	assert_int_equal(f, SHSTK_EV_F_DLOPEN_DENIED);
+	/* Vouched for by evidence despite no marking. */
+	e.decision = SHSTK_DECISION_ENFORCE;
+	e.flags = SHSTK_AL_E_IGNORE_MARKING;
+	assert_int_equal(shstk_pl_dlopen_verdict(true, false, 1, &e, SHSTK_AL_F_DLOPEN_REFUSE, &f),
+			 SHSTK_PL_DL_ALLOW);
+	/* Listed enforce without the waiver: the marking still counts. */
+	e.flags = 0;
+	assert_int_equal(shstk_pl_dlopen_verdict(true, false, 1, &e, 0, &f), SHSTK_PL_DL_REPORT);
+	/* A corrupt lookup tells nothing: only the marking counts. */
+	assert_int_equal(shstk_pl_dlopen_verdict(true, true, -EBADMSG, &e, 0, &f), SHSTK_PL_DL_ALLOW);
+}
+
+/* ---- notes ---- */
+
+static size_t add_note(uint8_t *p, size_t align, uint32_t type, const void *desc, uint32_t descsz)
+{
+	uint32_t namesz = 4;
+	size_t off = (12 + 4 + align - 1) & ~(align - 1), dlen = (descsz + align - 1) & ~(align - 1);
+
+	memcpy(p, &namesz, 4);
+	memcpy(p + 4, &descsz, 4);
+	memcpy(p + 8, &type, 4);
+	memcpy(p + 12, "GNU", 4);
+	memset(p + off, 0, dlen);
+	memcpy(p + off, desc, descsz);
+	return off + dlen;
+}
+
+/* An 8-aligned property note: an "ISA needed" property first, then FEATURE_1_AND. */
+static size_t property_note(uint8_t *p, uint32_t feature)
+{
+	uint32_t d[8] = { 0xc0008002u, 4, 1, 0, SHSTK_GNU_PROPERTY_X86_FEATURE_1_AND, 4, feature, 0 };
+
+	return add_note(p, 8, 5, d, sizeof(d));
+}
+
+static void test_preload_notes_build_id_and_property(void **state)
+{
+	uint8_t buf[256] = { 0 };
+	struct shstk_pl_obj_info oi = { 0 };
+	size_t n;
+
+	n = property_note(buf, SHSTK_X86_FEATURE_1_SHSTK | SHSTK_X86_FEATURE_1_IBT);
+	shstk_pl_scan_notes(buf, n, 8, &oi);
+	assert_true(oi.has_property);
+	assert_int_equal(oi.feature_1, 3);
+
+	memset(&oi, 0, sizeof(oi));
+	n = property_note(buf, SHSTK_X86_FEATURE_1_IBT);
+	shstk_pl_scan_notes(buf, n, 8, &oi);
+	assert_true(oi.has_property);
+	assert_int_equal(oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK, 0);
+
+	memset(&oi, 0, sizeof(oi));
+	n = add_note(buf, 4, 3, "0123456789abcdefghij", 20);
+	shstk_pl_scan_notes(buf, n, 4, &oi);
+	assert_int_equal(oi.build_id_len, 20);
+	assert_memory_equal(oi.build_id, "0123456789abcdefghij", 20);
+	assert_false(oi.has_property);
+}
+
+/* Every truncation of a note segment, in an exact-size heap copy: no read past the end. */
+static void test_preload_notes_truncated_and_hostile(void **state)
+{
+	uint8_t buf[256] = { 0 };
+	struct shstk_pl_obj_info oi;
+	size_t n = property_note(buf, 2);
+	uint32_t huge = 0xfffffff0u;
+
+	for (size_t len = 0; len <= n; len++) {
+		uint8_t *copy = malloc(len ? len : 1);
+
+		memcpy(copy, buf, len);
+		memset(&oi, 0, sizeof(oi));
+		shstk_pl_scan_notes(copy, len, 8, &oi);
+		if (len < n)
+			assert_false(oi.has_property);
+		free(copy);
+	}
+	/* Sizes that wrap when aligned. */
+	memcpy(buf, &huge, 4);
+	memset(&oi, 0, sizeof(oi));
+	shstk_pl_scan_notes(buf, n, 8, &oi);
+	assert_false(oi.has_property);
+	n = property_note(buf, 2);
+	memcpy(buf + 4, &huge, 4);
+	shstk_pl_scan_notes(buf, n, 8, &oi);
+	assert_false(oi.has_property);
+	/* A property whose pr_datasz runs past the descriptor. */
+	n = property_note(buf, 2);
+	memcpy(buf + 16 + 4, &huge, 4);
+	shstk_pl_scan_notes(buf, n, 8, &oi);
+	assert_false(oi.has_property);
+	/* A build-id longer than any key: ignored, not truncated. */
+	{
+		uint8_t big[65] = { 0 };
+
+		memset(&oi, 0, sizeof(oi));
+		n = add_note(buf, 4, 3, big, 65);
+		shstk_pl_scan_notes(buf, n, 4, &oi);
+		assert_int_equal(oi.build_id_len, 0);
+	}
+}
+
+/* The reader on objects the real linker produced and the real loader mapped. */
+struct find_obj {
+	const char *suffix;
+	struct shstk_pl_obj_info oi;
+	bool found;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_obj *f = data;
+	size_t n = strlen(info->dlpi_name), m = strlen(f->suffix);
+
+	if (n >= m && strcmp(info->dlpi_name + n - m, f->suffix) == 0) {
+		shstk_pl_inspect(info, &f->oi);
+		f->found = true;
+	}
+	return 0;
+}
+
+static void test_preload_inspect_real_objects(void **state)
+{
+	const char *dir = getenv("TP_DIR");
+	char path[4096];
+	void *h1, *h2;
+	struct find_obj marked = { .suffix = "/libtp-plugin-marked.so" };
+	struct find_obj unmarked = { .suffix = "/libtp-plugin-unmarked.so" };
+
+	if (!dir)
+		skip();
+	snprintf(path, sizeof(path), "%s/libtp-plugin-marked.so", dir);
+	h1 = dlopen(path, RTLD_NOW);
+	snprintf(path, sizeof(path), "%s/libtp-plugin-unmarked.so", dir);
+	h2 = dlopen(path, RTLD_NOW);
+	assert_non_null(h1);
+	assert_non_null(h2);
+	dl_iterate_phdr(find_cb, &marked);
+	dl_iterate_phdr(find_cb, &unmarked);
+	assert_true(marked.found && unmarked.found);
+	assert_true(marked.oi.has_property);
+	assert_true(marked.oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK);
+	assert_false(unmarked.oi.has_property && (unmarked.oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK));
+	/* Debian links with --build-id (sha1) by default. */
+	assert_int_equal(marked.oi.build_id_len, 20);
+	assert_int_equal(unmarked.oi.build_id_len, 20);
+	dlclose(h1);
+	dlclose(h2);
+}
+
+/* ---- events ---- */
+
+static void test_preload_event_round_trip(void **state)
+{
+	struct shstk_event ev = { .type = SHSTK_EV_START, .decision = 2, .applied = 1, .source = 1,
+				  .enabled_by = 1, .listed = 2, .pid = 4242, .flags = 0x1234,
+				  .err = EINVAL, .generation = 0x0102030405060708ull,
+				  .name = "/usr/lib/x.so", .name_len = 13 };
+	struct shstk_event out;
+	uint8_t buf[SHSTK_EV_MAX];
+	size_t n;
+
+	assert_int_equal(shstk_al_key_build_id(&ev.key, "\xaa\xbb\xcc", 3), 0);
+	n = shstk_ev_encode(&ev, buf);
+	assert_int_equal(n, SHSTK_EV_HEADER_SIZE + 13);
+	assert_int_equal(shstk_ev_decode(buf, n, &out), 0);
+	assert_int_equal(out.type, ev.type);
+	assert_int_equal(out.decision, 2);
+	assert_int_equal(out.applied, 1);
+	assert_int_equal(out.pid, 4242);
+	assert_int_equal(out.flags, 0x1234);
+	assert_int_equal(out.err, EINVAL);
+	assert_int_equal(out.generation, ev.generation);
+	assert_int_equal(out.key.kind, SHSTK_AL_KEY_BUILD_ID);
+	assert_int_equal(out.key.len, 3);
+	assert_memory_equal(out.key.bytes, "\xaa\xbb\xcc", 3);
+	assert_int_equal(out.name_len, 13);
+	assert_memory_equal(out.name, "/usr/lib/x.so", 13);
+	/* The layout is the documented one. */
+	assert_memory_equal(buf, "SHEV\x01\x01\x02\x01", 8);
+	/* Every other length is rejected. */
+	for (size_t len = 0; len < n; len++)
+		assert_int_equal(shstk_ev_decode(buf, len, &out), -EBADMSG);
+}
+
+static void test_preload_event_long_name_keeps_tail(void **state)
+{
+	static char name[3000];
+	struct shstk_event ev = { .type = SHSTK_EV_DLOPEN, .name = name, .name_len = sizeof(name) };
+	struct shstk_event out;
+	uint8_t buf[SHSTK_EV_MAX];
+	size_t n;
+
+	memset(name, 'a', sizeof(name));
+	memcpy(name + sizeof(name) - 6, "tail.so", 6);
+	n = shstk_ev_encode(&ev, buf);
+	assert_int_equal(n, SHSTK_EV_MAX);
+	assert_int_equal(shstk_ev_decode(buf, n, &out), 0);
+	assert_int_equal(out.name_len, SHSTK_EV_NAME_MAX);
+	assert_memory_equal(out.name + SHSTK_EV_NAME_MAX - 6, "tail.s", 6);
+	assert_int_equal(out.key.kind, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_preload_decide_allowlist_states),
+		cmocka_unit_test(test_preload_decide_each_decision),
+		cmocka_unit_test(test_preload_decide_unmarked_objects_demote),
+		cmocka_unit_test(test_preload_decide_override_rules),
+		cmocka_unit_test(test_preload_decide_kill_switch),
+		cmocka_unit_test(test_preload_decide_libc_enabled),
+		cmocka_unit_test(test_preload_decide_tcb_only_for_aware_libc),
+		cmocka_unit_test(test_preload_apply_enforce),
+		cmocka_unit_test(test_preload_apply_no_kernel_support),
+		cmocka_unit_test(test_preload_apply_audit_refused_turns_off),
+		cmocka_unit_test(test_preload_apply_libc_enabled),
+		cmocka_unit_test(test_preload_apply_off_makes_no_calls),
+		cmocka_unit_test(test_preload_dlopen_verdicts),
+		cmocka_unit_test(test_preload_notes_build_id_and_property),
+		cmocka_unit_test(test_preload_notes_truncated_and_hostile),
+		cmocka_unit_test(test_preload_inspect_real_objects),
+		cmocka_unit_test(test_preload_event_round_trip),
+		cmocka_unit_test(test_preload_event_long_name_keeps_tail),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

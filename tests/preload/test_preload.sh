@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The real libshstk_preload.so in real programs, on whatever kernel this is:
+# decisions for every allowlist state, events on the socket, every truncation
+# and bit flip of an allowlist, overrides and secure execution, dlopen, and
+# output and exit status identical with and without the preload.
+set -u
+: "${PRELOAD_LIB:?}" "${TP_DIR:?}" "${ALLOWLIST_TOOL:?}"
+
+W=$(mktemp -d /tmp/test-preload.XXXXXX)
+chmod 755 "$W"
+trap 'rm -rf "$W"' EXIT
+PROBE=$TP_DIR/tp-probe
+EVRECV=$TP_DIR/tp-evrecv
+checks=0
+fails=0
+
+pass() { checks=$((checks + 1)); }
+fail() {
+	checks=$((checks + 1))
+	fails=$((fails + 1))
+	echo "FAIL: $*"
+}
+# expect DESC TEXT REGEX...: every REGEX (grep -E) matches TEXT
+expect() {
+	local desc=$1 text=$2 re
+	shift 2
+	for re in "$@"; do
+		if grep -Eq -- "$re" <<<"$text"; then pass; else fail "$desc: no /$re/ in: $text"; fi
+	done
+}
+expect_not() {
+	local desc=$1 text=$2 re
+	shift 2
+	for re in "$@"; do
+		if grep -Eq -- "$re" <<<"$text"; then fail "$desc: unexpected /$re/ in: $text"; else pass; fi
+	done
+}
+al_write() { "$ALLOWLIST_TOOL" write --generation 5 -o "$@"; }
+# probe ALLOWLIST [ENV...]: the probe's event line under the preload
+probe() {
+	local al=$1
+	shift
+	env "$@" SHSTK_ALLOWLIST="$al" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" "$PROBE"
+}
+
+# ---- what this kernel does with ARCH_SHSTK_ENABLE: decides what "applied" must be ----
+al_write "$W/al-enf" "enforce exe:$PROBE ignore-marking" || exit 1
+out=$(probe "$W/al-enf")
+expect "preload loaded" "$out" '^preload=present$' 'event type=start'
+if grep -q 'flags=.*no-kernel' <<<"$out"; then
+	kernel=none; applied_on=off
+elif grep -q 'flags=.*no-cpu' <<<"$out"; then
+	kernel=nocpu; applied_on=off
+else
+	kernel=shstk; applied_on=enforce
+fi
+echo "# kernel shadow-stack support: $kernel"
+
+# ---- decisions for each allowlist state ----
+out=$(probe "$W/missing")
+expect "missing allowlist" "$out" 'decision=off applied=off source=no-allowlist' 'err=0 '
+al_write "$W/al-other" "enforce build-id:0123456789abcdef" || exit 1
+out=$(probe "$W/al-other")
+expect "unlisted" "$out" 'decision=off applied=off source=unlisted by=nobody listed=- err=0 gen=5'
+al_write "$W/al-off" "off exe:$PROBE" || exit 1
+out=$(probe "$W/al-off")
+expect "listed off" "$out" 'decision=off applied=off source=allowlist by=nobody listed=off err=0'
+al_write "$W/al-audit" "audit exe:$PROBE" || exit 1
+out=$(probe "$W/al-audit")
+if [ $kernel = shstk ]; then
+	# Applied is audit on a patched kernel, off (audit refused, turned off again) on others.
+	expect "listed audit" "$out" 'decision=audit applied=(audit|off) source=allowlist'
+else
+	expect "listed audit" "$out" 'decision=audit applied=off source=allowlist by=nobody listed=audit err=(22|95)'
+	expect_not "listed audit" "$out" 'locked'
+fi
+out=$(probe "$W/al-enf")
+expect "listed enforce, markings waived" "$out" "decision=enforce applied=$applied_on source=allowlist"
+[ $kernel = shstk ] && expect "enforce locks" "$out" 'locked'
+al_write "$W/al-enf-marked" "enforce exe:$PROBE" || exit 1
+out=$(probe "$W/al-enf-marked")
+# Debian's own objects carry no SHSTK marking: enforce is demoted to audit.
+if grep -q 'all-marked' <<<"$out"; then
+	expect "listed enforce, all marked" "$out" 'decision=enforce'
+else
+	expect "listed enforce, unmarked objects" "$out" 'decision=audit' 'demoted-unmarked' 'name=.+'
+fi
+
+# File key: a copy without a build-id is found through stat of /proc/self/exe,
+# under any alias, and loses its entry when its content (mtime) changes.
+cp "$PROBE" "$W/probe-noid"
+objcopy --remove-section .note.gnu.build-id "$W/probe-noid" || exit 1
+ln -s "$W/probe-noid" "$W/probe-alias"
+al_write "$W/al-file" "off exe:$W/probe-noid" || exit 1
+expect "file key written" "$("$ALLOWLIST_TOOL" dump "$W/al-file")" '^off file:[0-9]+:[0-9]+:[0-9]+:[0-9]+$'
+for exe in "$W/probe-noid" "$W/probe-alias"; do
+	out=$(SHSTK_ALLOWLIST="$W/al-file" LD_PRELOAD="$PRELOAD_LIB" "$exe")
+	expect "file key via $exe" "$out" 'source=allowlist by=nobody listed=off' 'key=file:'
+done
+touch -d '2001-01-01' "$W/probe-noid"
+out=$(SHSTK_ALLOWLIST="$W/al-file" LD_PRELOAD="$PRELOAD_LIB" "$W/probe-noid")
+expect "file key, new mtime" "$out" 'source=unlisted'
+
+# ---- overrides and the kill switch ----
+al_write "$W/al-ovr" --allow-overrides "off build-id:00" || exit 1
+out=$(probe "$W/al-ovr" SHSTK_POLICY=enforce)
+expect "override allowed" "$out" "decision=enforce applied=$applied_on source=override" 'override-used'
+out=$(probe "$W/al-ovr" SHSTK_POLICY=bogus)
+expect "override garbage" "$out" 'decision=off applied=off source=unlisted' 'override-ignored'
+out=$(probe "$W/al-other" SHSTK_POLICY=enforce)
+expect "override not allowed" "$out" 'decision=off applied=off source=unlisted' 'override-ignored'
+out=$(probe "$W/al-enf" SHSTK_PRELOAD_DISABLE=1)
+expect "kill switch" "$out" 'decision=off applied=off source=disabled'
+
+# ---- corrupt allowlists: every truncation, every bit flip, unsafe owner/mode ----
+al_write "$W/al-small" --allow-overrides "audit exe:$PROBE" || exit 1
+size=$(stat -c %s "$W/al-small")
+bad=0
+for ((len = 0; len < size; len++)); do
+	head -c "$len" "$W/al-small" >"$W/al-trunc"
+	out=$(probe "$W/al-trunc" SHSTK_POLICY=enforce)
+	grep -q 'decision=off applied=off source=bad-allowlist' <<<"$out" || { bad=$((bad + 1)); echo "truncated at $len: $out"; }
+done
+[ $bad -eq 0 ] && pass || fail "$bad of $size truncations not rejected"
+python3 - "$W/al-small" "$W/flips" <<'EOF' || exit 1
+import sys, os
+data = open(sys.argv[1], 'rb').read()
+os.mkdir(sys.argv[2])
+for bit in range(len(data) * 8):
+    b = bytearray(data)
+    b[bit // 8] ^= 1 << (bit % 8)
+    open(f"{sys.argv[2]}/{bit}", 'wb').write(b)
+EOF
+bad=0
+for f in "$W"/flips/*; do
+	out=$(probe "$f" SHSTK_POLICY=enforce)
+	grep -q 'decision=off applied=off source=bad-allowlist' <<<"$out" || { bad=$((bad + 1)); echo "bit ${f##*/}: $out"; }
+done
+[ $bad -eq 0 ] && pass || fail "$bad of $((size * 8)) bit flips not rejected"
+echo "# corrupt: $size truncations and $((size * 8)) bit flips checked"
+cp "$W/al-small" "$W/al-mode" && chmod 666 "$W/al-mode"
+expect "world-writable allowlist" "$(probe "$W/al-mode")" 'source=bad-allowlist'
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cp "$W/al-small" "$W/al-owner" && chown nobody "$W/al-owner"
+	expect "allowlist owned by another user" "$(probe "$W/al-owner")" 'source=bad-allowlist'
+fi
+expect "directory as allowlist" "$(probe "$W")" 'source=bad-allowlist'
+
+# ---- events on the socket ----
+out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$PROBE")
+own=$(grep '^event' <<<"$out" | head -1)
+recv=$(grep '^event' <<<"$out" | tail -n +2)
+if [ -n "$own" ] && [ "$own" = "$recv" ]; then pass; else fail "event on the socket differs from the probe's: '$own' vs '$recv'"; fi
+expect "event fields" "$recv" 'type=start pid=[0-9]+ decision=audit .* listed=audit .* gen=5 .* key=build-id:[0-9a-f]{40}'
+out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" \
+	"$EVRECV" "$W/ev.sock" sh -c "$PROBE >/dev/null; $PROBE >/dev/null; exit 4")
+rc=$?
+n=$(grep -c '^event type=start' <<<"$out")
+[ "$n" = 3 ] && pass || fail "fork/exec chain: $n start events, expected 3 (sh and two probes): $out"
+[ $rc = 4 ] && pass || fail "fork/exec chain: exit status $rc, expected 4"
+npid=$(grep -o 'pid=[0-9]*' <<<"$out" | sort -u | wc -l)
+[ "$npid" = 3 ] && pass || fail "fork/exec chain: $npid distinct pids"
+out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$TP_DIR/tp-threads")
+n=$(grep -c '^event' <<<"$out")
+[ "$n" = 1 ] && pass || fail "threads: $n events, expected 1"
+out=$(SHSTK_PRELOAD_DISABLE=1 SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" /bin/true)
+expect_not "kill switch sends nothing" "$out" '^event'
+out=$(SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$TP_DIR/tp-dlopen" "$TP_DIR/libtp-plugin-unmarked.so")
+expect_not "no dlopen events without a shadow stack" "$out" 'type=dlopen'
+out=$(SHSTK_PRELOAD_DEBUG=1 SHSTK_ALLOWLIST="$W/al-audit" LD_PRELOAD="$PRELOAD_LIB" /bin/true 2>&1 >/dev/null)
+expect "debug line on stderr" "$out" '^shstk-preload: pid=[0-9]+ id=build-id:[0-9a-f]+ decision=off'
+
+# ---- output and exit status identical with and without the preload ----
+cat >"$W/prog.sh" <<EOF
+/bin/true
+/bin/false
+/bin/ls -la /usr
+sh -c 'echo out; echo err >&2; exit 7'
+$TP_DIR/tp-threads
+sh -c 'sh -c "echo nested; /bin/ls / >/dev/null; exit 3"; echo \$?'
+$TP_DIR/tp-dlopen $TP_DIR/libtp-plugin-unmarked.so $TP_DIR/libtp-plugin-marked.so $W/nonexistent.so libtp-loader.so $TP_DIR/libtp-loader.so
+sh -c 'kill -TERM \$\$'
+EOF
+{
+	echo "--allow-overrides"
+	for p in /bin/true /bin/false /bin/ls /bin/sh "$TP_DIR/tp-threads" "$TP_DIR/tp-dlopen"; do
+		echo "enforce exe:$(readlink -f "$p") ignore-marking"
+	done
+} >"$W/list"
+al_write "$W/al-all" --from <(tail -n +2 "$W/list") --allow-overrides || exit 1
+cp "$W/al-small" "$W/al-corrupt" && printf 'x' | dd of="$W/al-corrupt" bs=1 seek=100 conv=notrunc 2>/dev/null
+states="missing:$W/missing listed:$W/al-all corrupt:$W/al-corrupt override:$W/al-ovr"
+ncmp=0
+while IFS= read -r cmd; do
+	(cd "$W" && eval "$cmd") >"$W/base.out" 2>"$W/base.err"
+	base_rc=$?
+	for st in $states; do
+		name=${st%%:*}
+		al=${st#*:}
+		(cd "$W" && SHSTK_ALLOWLIST=$al SHSTK_POLICY=enforce SHSTK_EVENTS_SOCKET=$W/none.sock \
+			LD_PRELOAD="$PRELOAD_LIB" eval "$cmd") >"$W/pre.out" 2>"$W/pre.err"
+		rc=$?
+		ncmp=$((ncmp + 1))
+		if [ $rc = $base_rc ] && cmp -s "$W/base.out" "$W/pre.out" && cmp -s "$W/base.err" "$W/pre.err"; then
+			pass
+		else
+			fail "[$name] '$cmd': rc $rc vs $base_rc, or output differs:"
+			diff "$W/base.out" "$W/pre.out" | head -5
+			diff "$W/base.err" "$W/pre.err" | head -5
+		fi
+	done
+done <"$W/prog.sh"
+echo "# identical-output comparisons: $ncmp"
+# The dlopen program really exercised what it should (the loader finds its sibling by RUNPATH).
+out=$(cd "$W" && LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "$TP_DIR/libtp-plugin-unmarked.so" "$TP_DIR/libtp-loader.so" "$W/nonexistent.so")
+expect "dlopen under the preload" "$out" 'ok .*libtp-plugin-unmarked.so value=42' 'ok .*libtp-loader.so value=43' \
+	'fail .*nonexistent.so: cannot open shared object file'
+expect_not "dlopen under the preload" "$out" 'stale dlerror'
+
+# ---- secure execution: a setuid-to-nobody copy run by root ----
+if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1; then
+	echo "SKIP (part): secure execution needs root and a 'nobody' user"
+else
+	mkdir "$W/suid" && chmod 755 "$W/suid"
+	cp "$TP_DIR/tp-probe-linked" "$W/suid/probe"
+	cp "$TP_DIR/tp-probe-linked" "$W/suid/probe-plain"
+	chown nobody "$W/suid/probe"
+	chmod 4755 "$W/suid/probe"
+	secenv=(SHSTK_POLICY=enforce SHSTK_ALLOWLIST="$W/al-ovr" SHSTK_PRELOAD_DEBUG=1 SHSTK_EVENTS_SOCKET="$W/sec.sock")
+	out=$(env "${secenv[@]}" "$EVRECV" "$W/sec.sock" "$W/suid/probe" 2>"$W/sec.err")
+	if grep -q '^secure=1$' <<<"$out"; then
+		pass
+		expect "setuid: preload linked in" "$out" '^preload=present$'
+		expect "setuid: environment ignored" "$(grep -m1 '^event' <<<"$out")" 'flags=secure' 'override-ignored'
+		expect_not "setuid: environment ignored" "$out" 'source=override' 'gen=5'
+		n=$(grep -c '^event' <<<"$out")
+		[ "$n" = 1 ] && pass || fail "setuid: the event went to the test socket (SHSTK_EVENTS_SOCKET honoured)"
+		[ ! -s "$W/sec.err" ] && pass || fail "setuid: debug output on stderr: $(cat "$W/sec.err")"
+	else
+		fail "setuid copy does not run in secure-execution mode (nosuid /tmp?): $out"
+	fi
+	out=$(env "${secenv[@]}" "$EVRECV" "$W/sec.sock" "$W/suid/probe-plain" 2>"$W/plain.err")
+	expect "control: same binary, not setuid" "$out" '^secure=0$' 'source=override' 'gen=5'
+	n=$(grep -c '^event' <<<"$out")
+	[ "$n" = 2 ] && pass || fail "control: $n events, expected the probe's own and one received"
+	expect "control: debug on stderr" "$(cat "$W/plain.err")" '^shstk-preload: '
+fi
+
+echo "# $checks checks, $fails failed"
+[ $fails -eq 0 ]
