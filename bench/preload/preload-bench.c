@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Preload benchmark: fork+exec+wait of a trivial dynamically linked program,
+ * side by side without a preload, with LD_PRELOAD of an empty library, and with
+ * libshstk_preload.so over a small and a 100 000-entry allowlist (with and
+ * without a daemon socket listening).  Conditions are interleaved round by
+ * round so that drift hits all of them alike; the median round is reported.
+ * Prints, asserts nothing: performance is read, not tested.
+ *
+ *   shstk-preload-bench TRIVIAL PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allowlist.h"
+#include "elfinfo.h"
+
+extern char **environ;
+
+struct cond {
+	const char *name;
+	char *env[8];
+	double *per_round; /* microseconds per exec */
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One round: n fork+exec+wait of the program with this environment. */
+static double run_round(const char *prog, char **env, int n, int drain_fd)
+{
+	char *argv[] = { (char *)prog, NULL };
+	char buf[2048];
+	double t0 = now_us();
+
+	for (int i = 0; i < n; i++) {
+		pid_t pid;
+		int st;
+
+		if (posix_spawn(&pid, prog, NULL, NULL, argv, env) != 0 || waitpid(pid, &st, 0) < 0 ||
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "shstk-preload-bench: %s failed\n", prog);
+			exit(1);
+		}
+		/* A daemon that keeps up: the queue never fills. */
+		while (drain_fd >= 0 && recv(drain_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+	}
+	return (now_us() - t0) / n;
+}
+
+static int write_allowlist(const char *path, const struct shstk_al_key *prog_key, size_t n)
+{
+	struct shstk_al_header_params hp = { .generation = 1 };
+	struct shstk_al_entry *e = calloc(n, sizeof(*e));
+	struct shstk_err err = { "" };
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int r;
+
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint8_t id[20];
+
+		for (size_t j = 0; j < sizeof(id); j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			id[j] = (uint8_t)x;
+		}
+		shstk_al_key_build_id(&e[i].key, id, sizeof(id));
+		e[i].decision = (uint8_t)(i % 3);
+	}
+	/* The program itself is listed (audit): the lookup hits and the enabling is tried. */
+	e[n - 1].key = *prog_key;
+	e[n - 1].decision = SHSTK_DECISION_AUDIT;
+	r = shstk_allowlist_write(path, &hp, e, n, &err);
+	if (r < 0)
+		fprintf(stderr, "shstk-preload-bench: %s: %s\n", path, err.msg);
+	free(e);
+	return r;
+}
+
+static int program_key(const char *prog, struct shstk_al_key *ret)
+{
+	struct shstk_elf_info info;
+	int fd = open(prog, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = shstk_elf_read_fd(fd, prog, &info, NULL);
+	close(fd);
+	if (r < 0)
+		return r;
+	r = info.build_id_len ? shstk_al_key_build_id(ret, info.build_id, info.build_id_len) : -ENODATA;
+	shstk_elf_info_done(&info);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/shstk-preload-bench.XXXXXX";
+	char small[64], large[64], sock[64], e_small[96], e_large[96], e_sock[96], e_nosock[96];
+	char e_pre[4200], e_empty[4200];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct shstk_al_key key;
+	int iters = 2000, rounds = 7, sfd;
+	const char *prog;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: shstk-preload-bench TRIVIAL PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]\n");
+		return 2;
+	}
+	prog = argv[1];
+	if (argc > 4)
+		iters = atoi(argv[4]);
+	if (argc > 5)
+		rounds = atoi(argv[5]);
+	if (iters < 1 || rounds < 1 || !mkdtemp(dir) || program_key(prog, &key) < 0) {
+		fprintf(stderr, "shstk-preload-bench: setup failed (a program with a build-id?)\n");
+		return 2;
+	}
+	iters = iters / rounds > 0 ? iters / rounds : 1;
+	snprintf(small, sizeof(small), "%s/small", dir);
+	snprintf(large, sizeof(large), "%s/large", dir);
+	snprintf(sock, sizeof(sock), "%s/events", dir);
+	if (write_allowlist(small, &key, 10) < 0 || write_allowlist(large, &key, 100000) < 0)
+		return 1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sfd < 0 || bind(sfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("shstk-preload-bench: socket");
+		return 1;
+	}
+	snprintf(e_pre, sizeof(e_pre), "LD_PRELOAD=%s", argv[2]);
+	snprintf(e_empty, sizeof(e_empty), "LD_PRELOAD=%s", argv[3]);
+	snprintf(e_small, sizeof(e_small), "SHSTK_ALLOWLIST=%s", small);
+	snprintf(e_large, sizeof(e_large), "SHSTK_ALLOWLIST=%s", large);
+	snprintf(e_sock, sizeof(e_sock), "SHSTK_EVENTS_SOCKET=%s", sock);
+	snprintf(e_nosock, sizeof(e_nosock), "SHSTK_EVENTS_SOCKET=%s/no-daemon", dir);
+
+	struct cond conds[] = {
+		{ "no preload", { "PATH=/usr/bin:/bin", NULL }, NULL },
+		{ "LD_PRELOAD empty library", { "PATH=/usr/bin:/bin", e_empty, NULL }, NULL },
+		{ "preload, 10-entry allowlist", { "PATH=/usr/bin:/bin", e_pre, e_small, e_nosock, NULL }, NULL },
+		{ "preload, 100000-entry allowlist", { "PATH=/usr/bin:/bin", e_pre, e_large, e_nosock, NULL }, NULL },
+		{ "preload, 100000 entries, daemon socket", { "PATH=/usr/bin:/bin", e_pre, e_large, e_sock, NULL }, NULL },
+	};
+	size_t nc = ELEMENTSOF(conds);
+
+	for (size_t c = 0; c < nc; c++) {
+		conds[c].per_round = calloc((size_t)rounds, sizeof(double));
+		run_round(prog, conds[c].env, 20, c == nc - 1 ? sfd : -1); /* warm up */
+	}
+	for (int r = 0; r < rounds; r++)
+		for (size_t c = 0; c < nc; c++)
+			conds[c].per_round[r] = run_round(prog, conds[c].env, iters, c == nc - 1 ? sfd : -1);
+
+	printf("preload benchmark: %d x %d fork+exec+wait of %s\n", rounds, iters, prog);
+	printf("%-40s %10s %10s %10s %12s\n", "condition", "median us", "min us", "vs none", "vs empty lib");
+	double base = 0, empty = 0;
+
+	for (size_t c = 0; c < nc; c++) {
+		qsort(conds[c].per_round, (size_t)rounds, sizeof(double), cmp_double);
+		double med = conds[c].per_round[rounds / 2];
+
+		if (c == 0)
+			base = med;
+		if (c == 1)
+			empty = med;
+		printf("%-40s %10.1f %10.1f %9.3fx %11.3fx\n", conds[c].name, med, conds[c].per_round[0],
+		       med / base, c >= 1 ? med / empty : 0.0);
+		free(conds[c].per_round);
+	}
+	close(sfd);
+	unlink(sock);
+	unlink(small);
+	unlink(large);
+	rmdir(dir);
+	return 0;
+}
