@@ -103,7 +103,18 @@ int shstk_resolver_object(struct shstk_resolver *r, const char *path, const stru
 int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct stat *st, int error,
 		       const char *errmsg, struct shstk_elf_info *info, const struct shstk_object **ret);
 
-/* Computes the closure and verdict of the object at @path.  Free with shstk_closure_done(). */
+/*
+ * How the resolver's ld.so.cache load went: 0, or -ENOENT (no cache: the
+ * ld.so.conf directories are searched instead, VIA_LDCONF), or -EBADMSG
+ * with *ret_msg saying what is wrong (ignored like a missing one, as the
+ * loader ignores it).
+ */
+int shstk_resolver_ldcache_status(const struct shstk_resolver *r, const char **ret_msg);
+
+/* Computes the closure and verdict of the object at @path.  Free with shstk_closure_done().
+ * Entries point into the resolver's memo: free closures before the resolver.
+ * Every DT_NEEDED of every loaded object is an entry; a name answered by an
+ * object already in the closure is VIA_LOADED and points at that object. */
 int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct shstk_closure *ret);
 void shstk_closure_done(struct shstk_closure *c);
 

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the dependency resolver on the fixture sysroots built by
+ * tests/fixtures/deps/build.sh (every verdict, RPATH/RUNPATH precedence and
+ * inheritance, DSTs, the ld.so.cache and ld.so.conf paths, symlinks inside a
+ * root) and on this machine, compared with what glibc's ldd reports.
+ */
+#include <elf.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "deps.h"
+
+#define SKIP(...)                                   \
+	do {                                        \
+		print_message("SKIP: " __VA_ARGS__); \
+		print_message("\n");                \
+		skip();                             \
+	} while (0)
+
+static char fixtures[PATH_MAX];
+
+static bool feature(const char *name)
+{
+	char path[PATH_MAX + 16], line[64];
+	FILE *f;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/features", fixtures);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strncmp(line, name, strlen(name)) == 0 && line[strlen(name)] == '\n';
+	fclose(f);
+	return found;
+}
+
+static void need_fixtures(void)
+{
+	const char *dir = getenv("SHSTK_FIXTURES");
+	struct stat st;
+
+	if (!dir)
+		SKIP("SHSTK_FIXTURES is not set (run through meson test)");
+	snprintf(fixtures, sizeof(fixtures), "%s/deps", dir);
+	if (stat(fixtures, &st) < 0)
+		SKIP("%s was not built", fixtures);
+}
+
+static struct shstk_resolver *resolver_for(const char *sub)
+{
+	char root[PATH_MAX + 16];
+	struct shstk_resolver_opts o = { .root = root };
+	struct shstk_resolver *r = NULL;
+
+	need_fixtures();
+	snprintf(root, sizeof(root), "%s/%s", fixtures, sub);
+	assert_int_equal(shstk_resolver_new(&o, &r), 0);
+	return r;
+}
+
+static void closure(struct shstk_resolver *r, const char *path, struct shstk_closure *c)
+{
+	int k = shstk_resolver_closure(r, path, c);
+
+	if (k != 0)
+		fail_msg("%s: closure failed: %d", path, k);
+}
+
+/* The first entry with this DT_NEEDED name, or fail. */
+static const struct shstk_closure_entry *entry(const struct shstk_closure *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->entries[i].name, name) == 0)
+			return &c->entries[i];
+	fail_msg("no entry %s", name);
+	return NULL;
+}
+
+static void expect_found(const struct shstk_closure *c, const char *name, enum shstk_found_via via, const char *path)
+{
+	const struct shstk_closure_entry *e = entry(c, name);
+
+	if (e->via != via)
+		fail_msg("%s: found via %s, expected %s", name, shstk_found_via_name(e->via), shstk_found_via_name(via));
+	if (!path) {
+		assert_null(e->obj);
+		return;
+	}
+	assert_non_null(e->obj);
+	assert_string_equal(e->obj->path, path);
+}
+
+static void expect_verdict(struct shstk_resolver *r, const char *exe, enum shstk_verdict v, const char *reason)
+{
+	struct shstk_closure c;
+
+	closure(r, exe, &c);
+	if (c.verdict != v)
+		fail_msg("%s: %s, expected %s", exe, shstk_verdict_name(c.verdict), shstk_verdict_name(v));
+	assert_true(c.reason < c.n);
+	if (reason)
+		assert_string_equal(c.entries[c.reason].name, reason);
+	else
+		assert_int_equal(c.reason, 0);
+	shstk_closure_done(&c);
+}
+
+static void test_deps_verdicts(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	struct shstk_closure c;
+
+	expect_verdict(r, "/opt/app/bin/app-eligible", SHSTK_ELIGIBLE, NULL);
+	expect_verdict(r, "/opt/app/bin/app-self-unmarked", SHSTK_INELIGIBLE_SELF_UNMARKED, NULL);
+	expect_verdict(r, "/opt/app/bin/app-dep-unmarked", SHSTK_INELIGIBLE_DEP_UNMARKED, "libunmarked.so.1");
+	expect_verdict(r, "/opt/app/bin/app-missing", SHSTK_INELIGIBLE_DEP_MISSING, "libnothere.so.1");
+	expect_verdict(r, "/opt/app/bin/app-dep-bad", SHSTK_INELIGIBLE_BAD_ELF, "libbad.so.1");
+	expect_verdict(r, "/opt/app/bin/app-truncated", SHSTK_INELIGIBLE_BAD_ELF, NULL);
+	expect_verdict(r, "/opt/app/bin/app-static", SHSTK_INELIGIBLE_STATIC_UNMARKED, NULL);
+	expect_verdict(r, "/opt/app/bin/app-static-marked", SHSTK_ELIGIBLE, NULL);
+	expect_verdict(r, "/opt/app/bin/app-aarch64", SHSTK_INELIGIBLE_NOT_X86_64, NULL);
+
+	/* The eligible one, in detail: the loader through Debian's absolute
+	 * /lib64 link (resolved inside the root), libc loaded once. */
+	closure(r, "/opt/app/bin/app-eligible", &c);
+	assert_int_equal(c.entries[0].via, SHSTK_VIA_SELF);
+	assert_string_equal(c.entries[0].obj->path, "/opt/app/bin/app-eligible");
+	assert_int_equal(c.entries[1].via, SHSTK_VIA_INTERP);
+	assert_string_equal(c.entries[1].name, "/lib64/ld-linux-x86-64.so.2");
+	assert_string_equal(c.entries[1].obj->path, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+	assert_int_equal(c.risks & SHSTK_RISK_JIT, 0);
+	shstk_closure_done(&c);
+
+	/* Closure objects of the static ones: none. */
+	closure(r, "/opt/app/bin/app-static-marked", &c);
+	assert_int_equal(c.n, 1);
+	shstk_closure_done(&c);
+
+	/* Failures are reported on the entry that causes them. */
+	closure(r, "/opt/app/bin/app-dep-bad", &c);
+	assert_int_equal(c.entries[c.reason].obj->error, -ENOEXEC);
+	shstk_closure_done(&c);
+	closure(r, "/opt/app/bin/app-truncated", &c);
+	assert_int_equal(c.entries[0].obj->error, -EBADMSG);
+	assert_int_equal(c.n, 1);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+static void test_deps_jit_risk(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	struct shstk_closure c;
+
+	closure(r, "/opt/app/bin/app-jit", &c);
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	assert_true(c.risks & SHSTK_RISK_JIT);
+	expect_found(&c, "libnode.so.108", feature("ldconfig") ? SHSTK_VIA_LDCACHE : SHSTK_VIA_DEFAULT,
+		     "/usr/lib/x86_64-linux-gnu/libnode.so.108");
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+static void test_deps_32bit(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	struct shstk_closure c;
+
+	if (!feature("m32")) {
+		shstk_resolver_free(r);
+		SKIP("the compiler cannot build 32-bit objects (gcc -m32)");
+	}
+	expect_verdict(r, "/opt/app/bin/app-32", SHSTK_INELIGIBLE_32BIT, NULL);
+	/* Resolved as the libc6-i386 loader would: /lib32 is a default directory. */
+	closure(r, "/opt/app/bin/app-32", &c);
+	assert_string_equal(c.entries[1].obj->path, "/usr/lib32/ld-linux.so.2");
+	expect_found(&c, "libc.so.6", SHSTK_VIA_DEFAULT, "/usr/lib32/libc.so.6");
+	shstk_closure_done(&c);
+
+	/* A 32-bit library earlier on the RPATH is skipped, not taken. */
+	closure(r, "/opt/app/bin/app-wrong-class", &c);
+	expect_found(&c, "libwc.so.1", SHSTK_VIA_RPATH, "/opt/app/lib-w2/libwc.so.1");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+static void test_deps_origin_and_dsts(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	struct shstk_closure c;
+
+	closure(r, "/opt/app/bin/app-origin", &c);
+	expect_found(&c, "libpriv.so.1", SHSTK_VIA_RPATH, "/opt/app/lib/libpriv.so.1");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+
+	/* ${ORIGIN}/../$LIB with $LIB = lib/x86_64-linux-gnu, in DT_RUNPATH. */
+	closure(r, "/opt/app/bin/app-dst", &c);
+	expect_found(&c, "libdst.so.1", SHSTK_VIA_RUNPATH, "/opt/app/lib/x86_64-linux-gnu/libdst.so.1");
+	shstk_closure_done(&c);
+
+	/* DT_NEEDED with a '/' is a path, after $ORIGIN expansion. */
+	closure(r, "/opt/app/bin/app-path", &c);
+	expect_found(&c, "$ORIGIN/../lib/libpath.so", SHSTK_VIA_PATH, "/opt/app/lib/libpath.so");
+	expect_found(&c, "/opt/app/lib/libabs.so", SHSTK_VIA_PATH, "/opt/app/lib/libabs.so");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+static void test_deps_rpath_runpath(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	enum shstk_found_via sys = feature("ldconfig") ? SHSTK_VIA_LDCACHE : SHSTK_VIA_DEFAULT;
+	const struct shstk_closure_entry *e;
+	struct shstk_closure c;
+
+	/* A library without DT_RUNPATH searches the executable's DT_RPATH. */
+	closure(r, "/opt/app/bin/app-rpath-inherit", &c);
+	expect_found(&c, "libmid.so.1", SHSTK_VIA_RPATH, "/opt/app/lib-a/libmid.so.1");
+	e = entry(&c, "libleaf.so.1");
+	expect_found(&c, "libleaf.so.1", SHSTK_VIA_RPATH, "/opt/app/lib-a/libleaf.so.1");
+	assert_int_equal(e->depth, 2);
+	assert_string_equal(c.entries[e->parent].name, "libmid.so.1");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+
+	/* One with DT_RUNPATH does not: it gets the system's (unmarked) copy,
+	 * although lib-a, which has a marked one, is on the executable's RPATH. */
+	closure(r, "/opt/app/bin/app-runpath-lib", &c);
+	expect_found(&c, "libmidr.so.1", SHSTK_VIA_RPATH, "/opt/app/lib-b/libmidr.so.1");
+	expect_found(&c, "libleaf.so.1", sys, "/usr/lib/x86_64-linux-gnu/libleaf.so.1");
+	assert_int_equal(c.verdict, SHSTK_INELIGIBLE_DEP_UNMARKED);
+	assert_string_equal(c.entries[c.reason].name, "libleaf.so.1");
+	shstk_closure_done(&c);
+
+	/* The executable's DT_RUNPATH serves only its own DT_NEEDED. */
+	closure(r, "/opt/app/bin/app-runpath-exe", &c);
+	expect_found(&c, "libmide.so.1", SHSTK_VIA_RUNPATH, "/opt/app/lib-e/libmide.so.1");
+	expect_found(&c, "libleaf2.so.1", SHSTK_VIA_MISSING, NULL);
+	assert_int_equal(c.verdict, SHSTK_INELIGIBLE_DEP_MISSING);
+	shstk_closure_done(&c);
+
+	/* DT_RPATH comes before ld.so.cache and the default directories. */
+	closure(r, "/opt/app/bin/app-rpath-first", &c);
+	expect_found(&c, "libleaf.so.1", SHSTK_VIA_RPATH, "/opt/app/lib-a/libleaf.so.1");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+/* Each object is loaded once: later requests are VIA_LOADED, same object. */
+static void test_deps_loaded_once(void **state)
+{
+	static const char *const exes[] = { "app-eligible", "app-dep-unmarked", "app-rpath-inherit",
+					    "app-runpath-lib", "app-path" };
+	struct shstk_resolver *r = resolver_for("root");
+
+	for (size_t x = 0; x < ELEMENTSOF(exes); x++) {
+		char path[256];
+		struct shstk_closure c;
+		const struct shstk_object *libc = NULL;
+		size_t loaded = 0;
+
+		snprintf(path, sizeof(path), "/opt/app/bin/%s", exes[x]);
+		closure(r, path, &c);
+		for (size_t i = 0; i < c.n; i++) {
+			const struct shstk_closure_entry *e = &c.entries[i];
+
+			if (e->via == SHSTK_VIA_LOADED) {
+				loaded++;
+				assert_non_null(e->obj);
+				continue;
+			}
+			for (size_t j = 0; j < i; j++)
+				if (c.entries[j].via != SHSTK_VIA_LOADED && e->obj)
+					assert_ptr_not_equal(c.entries[j].obj, e->obj);
+			if (strcmp(e->name, "libc.so.6") == 0)
+				libc = e->obj;
+		}
+		assert_non_null(libc);
+		assert_true(loaded > 0);
+		for (size_t i = 0; i < c.n; i++)
+			if (strcmp(c.entries[i].name, "libc.so.6") == 0)
+				assert_ptr_equal(c.entries[i].obj, libc);
+		shstk_closure_done(&c);
+	}
+	shstk_resolver_free(r);
+}
+
+static void test_deps_ldcache_in_root(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	struct shstk_closure c;
+	const char *msg;
+
+	if (!feature("ldconfig")) {
+		shstk_resolver_free(r);
+		SKIP("ldconfig could not build a cache inside the fixture root");
+	}
+	assert_int_equal(shstk_resolver_ldcache_status(r, &msg), 0);
+	/* /opt/cachedlibs is in the root's ld.so.conf only: the cache knows it. */
+	closure(r, "/opt/app/bin/app-cached", &c);
+	expect_found(&c, "libcached.so.1", SHSTK_VIA_LDCACHE, "/opt/cachedlibs/libcached.so.1");
+	expect_found(&c, "libc.so.6", SHSTK_VIA_LDCACHE, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+static void test_deps_ldconf_fallback(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root2");
+	struct shstk_closure c;
+
+	assert_int_equal(shstk_resolver_ldcache_status(r, NULL), -ENOENT);
+	/* etc/ld.so.conf includes etc/ld.so.conf.d/ *.conf, which names /opt/cachedlibs. */
+	closure(r, "/opt/app/bin/app-cached", &c);
+	expect_found(&c, "libcached.so.1", SHSTK_VIA_LDCONF, "/opt/cachedlibs/libcached.so.1");
+	expect_found(&c, "libc.so.6", SHSTK_VIA_DEFAULT, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
+static void test_deps_symlinks_in_root(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	const struct shstk_object *o, *o2;
+	char host[PATH_MAX + 64];
+	struct stat st;
+	struct shstk_closure c;
+
+	/* Debian's absolute /lib64 link ends inside the root, not on the host. */
+	assert_int_equal(shstk_resolver_object(r, "/lib64/ld-linux-x86-64.so.2", &o), 0);
+	assert_string_equal(o->path, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+	snprintf(host, sizeof(host), "%s/root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", fixtures);
+	assert_int_equal(stat(host, &st), 0);
+	assert_int_equal(o->ino, st.st_ino);
+	assert_int_equal(o->dev, st.st_dev);
+
+	/* ".." past the root stays at the root. */
+	assert_int_equal(shstk_resolver_object(r, "/opt/escape/ld.so.conf", &o), 0);
+	assert_string_equal(o->path, "/etc/ld.so.conf");
+	snprintf(host, sizeof(host), "%s/root/etc/ld.so.conf", fixtures);
+	assert_int_equal(stat(host, &st), 0);
+	assert_int_equal(o->ino, st.st_ino);
+	assert_int_equal(o->error, -ENOEXEC);
+
+	/* Loops fail the lookup; on a search path they are skipped. */
+	assert_int_equal(shstk_resolver_object(r, "/opt/loop/a", &o), -ELOOP);
+	assert_int_equal(shstk_resolver_object(r, "/opt/loop/a/libpriv.so.1", &o), -ELOOP);
+	closure(r, "/opt/app/bin/app-loop", &c);
+	expect_found(&c, "libpriv.so.1", SHSTK_VIA_RPATH, "/opt/app/lib/libpriv.so.1");
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+
+	/* Memoized: one object per file, whatever the spelling. */
+	assert_int_equal(shstk_resolver_object(r, "/lib/x86_64-linux-gnu/libc.so.6", &o), 0);
+	assert_int_equal(shstk_resolver_object(r, "/usr/lib/../lib/./x86_64-linux-gnu//libc.so.6", &o2), 0);
+	assert_ptr_equal(o, o2);
+	assert_int_equal(shstk_resolver_object(r, "/no/such/file", &o), -ENOENT);
+	assert_int_equal(shstk_resolver_object(r, "/opt/app/bin/app-eligible/x", &o), -ENOTDIR);
+	assert_int_equal(shstk_resolver_object(r, "relative/path", &o), -EINVAL);
+	assert_int_equal(shstk_resolver_closure(r, "/no/such/file", &c), -ENOENT);
+	shstk_resolver_free(r);
+}
+
+/* Objects handed in by a scanner are used as they are, never re-read. */
+static void test_deps_add_and_memo(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	const struct shstk_object *o, *o2;
+	struct shstk_elf_info info = { 0 };
+	char host[PATH_MAX + 64];
+	struct stat st;
+	struct shstk_closure c;
+
+	snprintf(host, sizeof(host), "%s/root/opt/app/bin/app-self-unmarked", fixtures);
+	assert_int_equal(stat(host, &st), 0);
+	info.elf_class = ELFCLASS64;
+	info.machine = EM_X86_64;
+	info.e_type = ET_EXEC;
+	info.kind = SHSTK_ELF_KIND_EXEC;
+	info.is_static = true;
+	info.has_x86_feature = true;
+	info.x86_feature_1 = SHSTK_X86_FEATURE_1_SHSTK;
+	assert_int_equal(shstk_resolver_add(r, "/opt/app/bin/app-self-unmarked", &st, 0, NULL, &info, &o), 0);
+	assert_true(shstk_elf_is_shstk(&o->info));
+	/* Taken over: the caller's struct is emptied. */
+	assert_int_equal(info.x86_feature_1, 0);
+	closure(r, "/opt/app/bin/app-self-unmarked", &c);
+	assert_ptr_equal(c.entries[0].obj, o);
+	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&c);
+
+	/* The same file again (another name): the first object stays. */
+	info.elf_class = ELFCLASS32;
+	assert_int_equal(shstk_resolver_add(r, "/opt/app/bin/alias", &st, 0, NULL, &info, &o2), 0);
+	assert_ptr_equal(o, o2);
+	assert_int_equal(o2->info.elf_class, ELFCLASS64);
+	assert_int_equal(shstk_resolver_add(r, "relative", &st, 0, NULL, &info, &o2), -EINVAL);
+
+	/* Errors are memoized too. */
+	assert_int_equal(shstk_resolver_add(r, "/opt/x/broken", &(struct stat){ .st_ino = 1, .st_dev = 12345 },
+					    -EBADMSG, "program header 3: past end", NULL, &o2), 0);
+	assert_int_equal(o2->error, -EBADMSG);
+	assert_string_equal(o2->errmsg, "program header 3: past end");
+	shstk_resolver_free(r);
+}
+
+/* This machine, compared with glibc's own answer (ldd: the loader in
+ * trace mode) for dynamically linked programs in /usr/bin. */
+static void test_deps_host_matches_ldd(void **state)
+{
+	struct shstk_resolver *r = NULL;
+	FILE *list;
+	char exe[PATH_MAX];
+	unsigned programs = 0, libs = 0;
+
+	if (access("/usr/bin/ldd", X_OK) < 0)
+		SKIP("ldd is not installed");
+	assert_int_equal(shstk_resolver_new(NULL, &r), 0);
+	list = popen("ls /usr/bin", "r");
+	assert_non_null(list);
+	while (programs < 60 && fgets(exe + 9, (int)sizeof(exe) - 9, list)) {
+		struct shstk_closure c;
+		const struct shstk_object *o;
+		char cmd[PATH_MAX + 64], line[PATH_MAX * 2];
+		FILE *ldd;
+
+		memcpy(exe, "/usr/bin/", 9);
+		exe[strcspn(exe, "\n")] = '\0';
+		/* Only dynamically linked 64-bit ELF programs. */
+		if (shstk_resolver_object(r, exe, &o) < 0 || o->error < 0 || !o->info.interp ||
+		    o->info.elf_class != ELFCLASS64 || strchr(exe, '\''))
+			continue;
+		closure(r, exe, &c);
+		snprintf(cmd, sizeof(cmd), "LC_ALL=C ldd '%s' 2>/dev/null", exe);
+		ldd = popen(cmd, "r");
+		assert_non_null(ldd);
+		while (fgets(line, sizeof(line), ldd)) {
+			char name[1024], path[PATH_MAX], real[PATH_MAX];
+			bool ok = false;
+
+			if (sscanf(line, " %1023s => %4095s", name, path) != 2 || path[0] != '/')
+				continue;
+			if (!realpath(path, real))
+				continue;
+			for (size_t i = 0; i < c.n && !ok; i++)
+				ok = strcmp(c.entries[i].name, name) == 0 && c.entries[i].obj &&
+				     strcmp(c.entries[i].obj->path, real) == 0;
+			if (!ok)
+				fail_msg("%s: ldd finds %s at %s, the resolver does not", exe, name, real);
+			libs++;
+		}
+		pclose(ldd);
+		/* Debian builds nothing with SHSTK: no host program is eligible. */
+		assert_int_not_equal(c.verdict, SHSTK_ELIGIBLE);
+		shstk_closure_done(&c);
+		programs++;
+	}
+	pclose(list);
+	shstk_resolver_free(r);
+	if (programs == 0)
+		SKIP("no dynamically linked programs in /usr/bin");
+	assert_true(libs >= programs);
+}
+
+static void test_deps_names(void **state)
+{
+	for (int v = 0; v <= SHSTK_VERDICT_MAX; v++) {
+		assert_non_null(shstk_verdict_name(v));
+		assert_int_equal(shstk_verdict_from_name(shstk_verdict_name(v)), v);
+	}
+	assert_string_equal(shstk_verdict_name(SHSTK_INELIGIBLE_DEP_MISSING), "dep-missing");
+	assert_int_equal(shstk_verdict_from_name("nope"), -EINVAL);
+	assert_null(shstk_verdict_name(SHSTK_VERDICT_MAX + 1));
+	assert_string_equal(shstk_found_via_name(SHSTK_VIA_LDCACHE), "ld.so.cache");
+	assert_string_equal(shstk_found_via_name(SHSTK_VIA_MISSING), "missing");
+	assert_null(shstk_found_via_name(SHSTK_VIA_MISSING + 1));
+}
+
+static void test_deps_bad_root(void **state)
+{
+	struct shstk_resolver_opts o = { .root = "/nonexistent/root" };
+	struct shstk_resolver *r = NULL;
+
+	assert_int_equal(shstk_resolver_new(&o, &r), -ENOENT);
+	assert_null(r);
+	shstk_resolver_free(NULL);
+	shstk_closure_done(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_deps_verdicts),
+		cmocka_unit_test(test_deps_jit_risk),
+		cmocka_unit_test(test_deps_32bit),
+		cmocka_unit_test(test_deps_origin_and_dsts),
+		cmocka_unit_test(test_deps_rpath_runpath),
+		cmocka_unit_test(test_deps_loaded_once),
+		cmocka_unit_test(test_deps_ldcache_in_root),
+		cmocka_unit_test(test_deps_ldconf_fallback),
+		cmocka_unit_test(test_deps_symlinks_in_root),
+		cmocka_unit_test(test_deps_add_and_memo),
+		cmocka_unit_test(test_deps_host_matches_ldd),
+		cmocka_unit_test(test_deps_names),
+		cmocka_unit_test(test_deps_bad_root),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
