@@ -28,8 +28,8 @@
 enum shstk_elf_kind {
 	SHSTK_ELF_KIND_OTHER = 0, /* ET_REL, ET_CORE, unknown */
 	SHSTK_ELF_KIND_EXEC,      /* ET_EXEC */
-	SHSTK_ELF_KIND_PIE,       /* ET_DYN with DF_1_PIE or PT_INTERP */
-	SHSTK_ELF_KIND_SHLIB,     /* ET_DYN without either */
+	SHSTK_ELF_KIND_PIE,       /* ET_DYN with DF_1_PIE, or with PT_INTERP and no DT_SONAME */
+	SHSTK_ELF_KIND_SHLIB,     /* other ET_DYN (libc.so.6 has PT_INTERP and a DT_SONAME) */
 };
 
 /* Where the X86_FEATURE_1_AND property was found (the first that has one wins). */
@@ -56,7 +56,9 @@ struct shstk_elf_info {
 	uint16_t e_type;     /* ET_* */
 	enum shstk_elf_kind kind;
 	bool is_static;      /* no PT_INTERP and no PT_DYNAMIC (a static-pie has PT_DYNAMIC
-	                      * but no PT_INTERP, and also counts as static) */
+	                      * but no PT_INTERP, and also counts as static; so does an
+	                      * ET_EXEC without PT_INTERP: nothing would load its
+	                      * DT_NEEDED); ld.so itself is not static */
 	char *interp;        /* PT_INTERP, NULL if none */
 
 	uint8_t build_id[SHSTK_BUILD_ID_MAX];

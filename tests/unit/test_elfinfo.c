@@ -124,6 +124,13 @@ static void test_elfinfo_unmarked(void **state)
 	assert_null(i.soname);
 	shstk_elf_info_done(&i);
 
+	load_ok("noshdr-pie", &i);
+	assert_dynamic_exe64(&i);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_PIE);
+	assert_false(i.has_x86_feature);
+	assert_int_equal(i.n_needed, 1);
+	shstk_elf_info_done(&i);
+
 	load_ok("unmarked-nopie", &i);
 	assert_dynamic_exe64(&i);
 	assert_int_equal(i.e_type, ET_EXEC);
@@ -418,6 +425,48 @@ static void test_elfinfo_every_truncation(void **state)
 	}
 }
 
+/* Without section headers a cut may spare every segment we read (it only
+ * loses .symtab and the like): then the result must be complete and equal
+ * to the whole file's; otherwise a clean error. */
+static void test_elfinfo_every_truncation_noshdr(void **state)
+{
+	static const char *const files[] = { "noshdr-pie", "hand-gnu-property" };
+
+	for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+		struct shstk_elf_info whole;
+		size_t len, ok = 0;
+		uint8_t *full = slurp(files[f], &len);
+
+		assert_int_equal(shstk_elf_read_mem(full, len, &whole, NULL), 0);
+		for (size_t n = 0; n < len; n++) {
+			struct shstk_elf_info i;
+			struct shstk_err err = { "" };
+			uint8_t *p = malloc(n ? n : 1);
+			int r;
+
+			assert_non_null(p);
+			memcpy(p, full, n);
+			r = shstk_elf_read_mem(p, n, &i, &err);
+			free(p);
+			if (r == 0) {
+				ok++;
+				assert_int_equal(i.x86_feature_1, whole.x86_feature_1);
+				assert_int_equal(i.n_needed, whole.n_needed);
+				assert_int_equal(i.risks, whole.risks);
+				assert_int_equal(i.build_id_len, whole.build_id_len);
+				shstk_elf_info_done(&i);
+			} else if (r != (n < 4 ? -ENOEXEC : -EBADMSG) || (r == -EBADMSG && !err.msg[0])) {
+				fail_msg("%s cut at %zu: got %d (%s)", files[f], n, r, err.msg);
+			}
+		}
+		/* The hand-built image ends with its notes: no cut may succeed. */
+		if (strcmp(files[f], "hand-gnu-property") == 0)
+			assert_int_equal(ok, 0);
+		shstk_elf_info_done(&whole);
+		free(full);
+	}
+}
+
 /* Every byte of a hand-built image overwritten in turn: whatever the
  * result, it is a clean success or a clean error. */
 static void test_elfinfo_byte_mutations(void **state)
@@ -464,6 +513,43 @@ static void test_elfinfo_mem_matches_fd(void **state)
 	shstk_elf_info_done(&b);
 	shstk_elf_info_done(NULL);
 	free(p);
+}
+
+/* libc.so.6 has a PT_INTERP (it runs) but is a library; ld.so has neither
+ * PT_INTERP nor DF_1_PIE and is a library, not a static program. */
+static void test_elfinfo_system_libc_ldso(void **state)
+{
+	static const char *const libcs[] = { "/lib/x86_64-linux-gnu/libc.so.6",
+					     "/usr/lib/x86_64-linux-gnu/libc.so.6" };
+	const char *ld = "/lib64/ld-linux-x86-64.so.2", *libc = NULL;
+	struct shstk_elf_info i;
+	struct shstk_err err;
+	int fd;
+
+	for (size_t k = 0; k < ELEMENTSOF(libcs) && !libc; k++)
+		if (access(libcs[k], R_OK) == 0)
+			libc = libcs[k];
+	if (!libc || access(ld, R_OK) != 0) {
+		print_message("SKIP: no x86-64 glibc at the Debian paths\n");
+		skip();
+	}
+	fd = open(libc, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(shstk_elf_read_fd(fd, libc, &i, &err), 0);
+	close(fd);
+	assert_non_null(i.interp);
+	assert_string_equal(i.soname, "libc.so.6");
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_SHLIB);
+	assert_false(i.is_static);
+	shstk_elf_info_done(&i);
+
+	fd = open(ld, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(shstk_elf_read_fd(fd, ld, &i, &err), 0);
+	close(fd);
+	assert_null(i.interp);
+	assert_int_equal(i.kind, SHSTK_ELF_KIND_SHLIB);
+	assert_false(i.is_static);
+	assert_int_equal(i.n_needed, 0);
+	shstk_elf_info_done(&i);
 }
 
 static void test_elfinfo_names(void **state)
@@ -514,8 +600,10 @@ int main(void)
 		cmocka_unit_test(test_elfinfo_multi_note),
 		cmocka_unit_test(test_elfinfo_corrupt),
 		cmocka_unit_test(test_elfinfo_every_truncation),
+		cmocka_unit_test(test_elfinfo_every_truncation_noshdr),
 		cmocka_unit_test(test_elfinfo_byte_mutations),
 		cmocka_unit_test(test_elfinfo_mem_matches_fd),
+		cmocka_unit_test(test_elfinfo_system_libc_ldso),
 		cmocka_unit_test(test_elfinfo_names),
 	};
 	const char *dir = getenv("SHSTK_FIXTURES");
