@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Closures and verdicts of executables. */
+#include "db-internal.h"
+
+static const char SQL_CLOSURE_DELETE[] = "DELETE FROM closure WHERE object = ?1";
+static const char SQL_CLOSURE_INSERT[] = "INSERT INTO closure(object, idx, name, resolved, resolved_path, via, "
+					 "depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+static const char SQL_VERDICT_UPSERT[] =
+	"INSERT OR REPLACE INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
+	"risks, closure_size, closure_hash, scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char SQL_CLOSURE_SELECT[] =
+	"SELECT c.idx, c.name, coalesce(c.resolved, 0), c.resolved_path, c.via, c.depth, c.parent, "
+	"coalesce(o.format, 0), coalesce(o.class, 0), coalesce(o.machine, 0), coalesce(o.has_x86_feature, 0), "
+	"coalesce(o.x86_feature_1, 0), coalesce(o.risks, 0), o.soname, o.package, o.error "
+	"FROM closure c LEFT JOIN objects o ON o.id = c.resolved WHERE c.object = ?1 ORDER BY c.idx";
+static const char SQL_VERDICT_SELECT[] =
+	"SELECT object, verdict, reason_idx, reason_name, reason_path, coalesce(reason_object, 0), risks, "
+	"closure_size, closure_hash, coalesce(scan, 0) FROM verdicts WHERE object = ?1";
+static const char SQL_WITHOUT_VERDICT[] =
+	"SELECT count(*) FROM objects o LEFT JOIN verdicts v ON v.object = o.id "
+	"WHERE (o.path = ?1 OR (o.path >= ?2 AND o.path < ?3)) AND o.format = 1 "
+	"AND o.kind IN ('exec', 'pie') AND v.object IS NULL";
+
+static int bind_id_or_null(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t id)
+{
+	if (id > 0)
+		return db_bind_int64(db, st, i, id);
+	return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
+}
+
+static int insert_row(struct shstk_db *db, sqlite3_stmt *st, int64_t object, const struct shstk_db_closure_row *c)
+{
+	int r;
+
+	sqlite3_reset(st);
+	if ((r = db_bind_int64(db, st, 1, object)) < 0 || (r = db_bind_int64(db, st, 2, c->idx)) < 0 ||
+	    (r = db_bind_text(db, st, 3, c->name ? c->name : "")) < 0 || (r = bind_id_or_null(db, st, 4, c->resolved)) < 0 ||
+	    (r = db_bind_text(db, st, 5, c->resolved_path)) < 0 || (r = db_bind_text(db, st, 6, c->via ? c->via : "")) < 0 ||
+	    (r = db_bind_int64(db, st, 7, c->depth)) < 0 || (r = db_bind_int64(db, st, 8, c->parent)) < 0)
+		return r;
+	return db_step_done(db, st);
+}
+
+int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
+			     size_t n, const struct shstk_db_verdict *v)
+{
+	_cleanup_reset_ sqlite3_stmt *del = NULL;
+	_cleanup_reset_ sqlite3_stmt *ins = NULL;
+	_cleanup_reset_ sqlite3_stmt *ver = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_CLOSURE_DELETE, &del);
+	if (r < 0 || (r = db_bind_int64(db, del, 1, object)) < 0 || (r = db_step_done(db, del)) < 0)
+		return r;
+	r = db_prepare(db, SQL_CLOSURE_INSERT, &ins);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = insert_row(db, ins, object, &rows[i]);
+	if (r < 0 || !v)
+		return r;
+	r = db_prepare(db, SQL_VERDICT_UPSERT, &ver);
+	if (r < 0 || (r = db_bind_int64(db, ver, 1, object)) < 0 || (r = db_bind_text(db, ver, 2, v->verdict)) < 0 ||
+	    (r = db_bind_int64(db, ver, 3, v->reason_idx)) < 0 || (r = db_bind_text(db, ver, 4, v->reason_name)) < 0 ||
+	    (r = db_bind_text(db, ver, 5, v->reason_path)) < 0 ||
+	    (r = bind_id_or_null(db, ver, 6, v->reason_object)) < 0 || (r = db_bind_int64(db, ver, 7, v->risks)) < 0 ||
+	    (r = db_bind_int64(db, ver, 8, v->closure_size)) < 0 ||
+	    (r = db_bind_int64(db, ver, 9, (int64_t)v->closure_hash)) < 0 ||
+	    (r = bind_id_or_null(db, ver, 10, v->scan)) < 0)
+		return r;
+	return db_step_done(db, ver);
+}
+
+int shstk_db_closure_foreach(struct shstk_db *db, int64_t object,
+			     int (*cb)(const struct shstk_db_closure_row *r, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_closure_row c;
+	int r, rc;
+
+	r = db_prepare(db, SQL_CLOSURE_SELECT, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, object)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		c = (struct shstk_db_closure_row){
+			.idx = (uint32_t)sqlite3_column_int64(st, 0),
+			.name = db_col_text(st, 1),
+			.resolved = sqlite3_column_int64(st, 2),
+			.resolved_path = db_col_text(st, 3),
+			.via = db_col_text(st, 4),
+			.depth = (uint32_t)sqlite3_column_int64(st, 5),
+			.parent = (uint32_t)sqlite3_column_int64(st, 6),
+			.format = sqlite3_column_int(st, 7),
+			.elf_class = sqlite3_column_int(st, 8),
+			.machine = sqlite3_column_int(st, 9),
+			.has_x86_feature = sqlite3_column_int(st, 10),
+			.x86_feature_1 = (uint32_t)sqlite3_column_int64(st, 11),
+			.risks = (uint32_t)sqlite3_column_int64(st, 12),
+			.soname = db_col_text(st, 13),
+			.package = db_col_text(st, 14),
+			.error = db_col_text(st, 15),
+		};
+		r = cb(&c, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_verdict_get(struct shstk_db *db, int64_t object,
+			 int (*cb)(const struct shstk_db_verdict *v, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_verdict v;
+	int r, rc;
+
+	r = db_prepare(db, SQL_VERDICT_SELECT, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, object)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	v = (struct shstk_db_verdict){
+		.object = sqlite3_column_int64(st, 0),
+		.verdict = db_col_text(st, 1),
+		.reason_idx = (uint32_t)sqlite3_column_int64(st, 2),
+		.reason_name = db_col_text(st, 3),
+		.reason_path = db_col_text(st, 4),
+		.reason_object = sqlite3_column_int64(st, 5),
+		.risks = (uint32_t)sqlite3_column_int64(st, 6),
+		.closure_size = (uint32_t)sqlite3_column_int64(st, 7),
+		.closure_hash = (uint64_t)sqlite3_column_int64(st, 8),
+		.scan = sqlite3_column_int64(st, 9),
+	};
+	r = cb(&v, ud);
+	return r < 0 ? r : 1;
+}
+
+int shstk_db_count_without_verdict(struct shstk_db *db, const char *root, uint64_t *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_WITHOUT_VERDICT, &st);
+	if (r < 0 || (r = db_bind_root(db, st, 1, root)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	return 0;
+}

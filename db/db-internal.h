@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Private to db/: the handle, the prepared-statement cache and error mapping. */
+#ifndef SHSTK_DB_INTERNAL_H
+#define SHSTK_DB_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "db.h"
+
+struct db_cached_stmt {
+	const char *sql; /* key: the address of a static SQL string */
+	sqlite3_stmt *stmt;
+};
+
+struct shstk_db {
+	sqlite3 *conn;
+	bool readonly;
+	struct db_cached_stmt *cache;
+	size_t n_cache;
+	char errmsg[256];
+};
+
+/* Schema migrations: db_migrations[i] takes user_version i to i + 1. */
+extern const char *const db_migrations[];
+extern const size_t db_n_migrations;
+
+/* Maps an SQLite result code to -errno and remembers sqlite3_errmsg(). */
+int db_error(struct shstk_db *db, int rc);
+
+/*
+ * The cached prepared statement for @sql (a static string: the cache is keyed
+ * by its address), reset and with its bindings cleared.  Hand it to
+ * _cleanup_(db_resetp) so that it is reset again when the caller is done.
+ */
+int db_prepare(struct shstk_db *db, const char *sql, sqlite3_stmt **ret);
+
+static inline void db_resetp(sqlite3_stmt **st)
+{
+	if (*st) {
+		sqlite3_reset(*st);
+		sqlite3_clear_bindings(*st);
+	}
+}
+#define _cleanup_reset_ _cleanup_(db_resetp)
+
+/* Runs @st to completion (a statement without result rows). */
+int db_step_done(struct shstk_db *db, sqlite3_stmt *st);
+
+/* Binding helpers: NULL strings bind SQL NULL; return -errno. */
+int db_bind_text(struct shstk_db *db, sqlite3_stmt *st, int i, const char *s);
+int db_bind_int64(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t v);
+/* sqlite3_column_text as const char * (NULL for SQL NULL). */
+const char *db_col_text(sqlite3_stmt *st, int i);
+
+/*
+ * Binds @root's subtree to parameters @i (the path itself), @i+1 and @i+2
+ * (the range [root/, root0): '0' follows '/' in byte order), so statements
+ * read "path = ?i OR (path >= ?i+1 AND path < ?i+2)" and use the path index.
+ * NULL or "/" selects every path.
+ */
+int db_bind_root(struct shstk_db *db, sqlite3_stmt *st, int i, const char *root);
+
+int64_t db_now_us(void);
+
+#endif

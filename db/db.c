@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Opening, migrating and configuring the database; transactions, meta, errors. */
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "db-internal.h"
+
+_Static_assert(SHSTK_DB_SCHEMA_VERSION == 1, "update db_migrations[] with the schema version");
+
+int db_error(struct shstk_db *db, int rc)
+{
+	if (db && db->conn)
+		snprintf(db->errmsg, sizeof(db->errmsg), "%s", sqlite3_errmsg(db->conn));
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EBADMSG;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_CONSTRAINT:
+		return -EEXIST;
+	case SQLITE_TOOBIG:
+		return -E2BIG;
+	case SQLITE_INTERRUPT:
+		return -EINTR;
+	default:
+		return -EIO;
+	}
+}
+
+int64_t db_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+const char *shstk_db_errmsg(const struct shstk_db *db)
+{
+	return db ? db->errmsg : "";
+}
+
+int db_prepare(struct shstk_db *db, const char *sql, sqlite3_stmt **ret)
+{
+	struct db_cached_stmt *c;
+	sqlite3_stmt *st;
+	int rc;
+
+	for (size_t i = 0; i < db->n_cache; i++)
+		if (db->cache[i].sql == sql) {
+			*ret = db->cache[i].stmt;
+			return 0;
+		}
+	c = realloc(db->cache, (db->n_cache + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	db->cache = c;
+	rc = sqlite3_prepare_v3(db->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
+	db->cache[db->n_cache++] = (struct db_cached_stmt){ .sql = sql, .stmt = st };
+	*ret = st;
+	return 0;
+}
+
+int db_step_done(struct shstk_db *db, sqlite3_stmt *st)
+{
+	int rc;
+
+	do
+		rc = sqlite3_step(st);
+	while (rc == SQLITE_ROW);
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int db_bind_text(struct shstk_db *db, sqlite3_stmt *st, int i, const char *s)
+{
+	int rc = s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+
+	return rc == SQLITE_OK ? 0 : db_error(db, rc);
+}
+
+int db_bind_int64(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t v)
+{
+	int rc = sqlite3_bind_int64(st, i, v);
+
+	return rc == SQLITE_OK ? 0 : db_error(db, rc);
+}
+
+const char *db_col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+int db_bind_root(struct shstk_db *db, sqlite3_stmt *st, int i, const char *root)
+{
+	char lo[PATH_MAX + 2], hi[PATH_MAX + 2];
+	size_t n;
+	int rc;
+
+	if (!root || strcmp(root, "/") == 0) {
+		/* Every stored path is absolute: ['/', '0') holds them all. */
+		strcpy(lo, "/");
+		strcpy(hi, "0");
+		root = "/";
+	} else {
+		n = strlen(root);
+		while (n > 1 && root[n - 1] == '/')
+			n--;
+		if (n > PATH_MAX)
+			return -ENAMETOOLONG;
+		snprintf(lo, sizeof(lo), "%.*s/", (int)n, root);
+		snprintf(hi, sizeof(hi), "%.*s0", (int)n, root);
+	}
+	rc = sqlite3_bind_text(st, i, root, -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, i + 1, lo, -1, SQLITE_TRANSIENT);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, i + 2, hi, -1, SQLITE_TRANSIENT);
+	return rc == SQLITE_OK ? 0 : db_error(db, rc);
+}
+
+static int exec(struct shstk_db *db, const char *sql)
+{
+	int rc = sqlite3_exec(db->conn, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : db_error(db, rc);
+}
+
+int shstk_db_begin(struct shstk_db *db)
+{
+	return exec(db, "BEGIN IMMEDIATE");
+}
+
+int shstk_db_commit(struct shstk_db *db)
+{
+	return exec(db, "COMMIT");
+}
+
+int shstk_db_rollback(struct shstk_db *db)
+{
+	/* Rolling back with no transaction open is not an error for callers. */
+	if (sqlite3_get_autocommit(db->conn))
+		return 0;
+	return exec(db, "ROLLBACK");
+}
+
+int shstk_db_schema_version(struct shstk_db *db)
+{
+	sqlite3_stmt *st;
+	int rc, v;
+
+	rc = sqlite3_prepare_v2(db->conn, "PRAGMA user_version", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
+	rc = sqlite3_step(st);
+	v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : db_error(db, rc);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int migrate(struct shstk_db *db)
+{
+	char bump[64];
+	int v, r;
+
+	v = shstk_db_schema_version(db);
+	if (v < 0)
+		return v;
+	if ((size_t)v > db_n_migrations)
+		return -EPROTONOSUPPORT;
+	for (size_t i = (size_t)v; i < db_n_migrations; i++) {
+		r = shstk_db_begin(db);
+		if (r < 0)
+			return r;
+		/* Another process may have migrated while we waited for the lock. */
+		v = shstk_db_schema_version(db);
+		if (v < 0 || (size_t)v > i) {
+			(void)shstk_db_rollback(db);
+			if (v < 0)
+				return v;
+			i = (size_t)v - 1;
+			continue;
+		}
+		snprintf(bump, sizeof(bump), "PRAGMA user_version = %zu", i + 1);
+		r = exec(db, db_migrations[i]);
+		if (r >= 0)
+			r = exec(db, bump);
+		if (r >= 0)
+			r = shstk_db_commit(db);
+		if (r < 0) {
+			(void)shstk_db_rollback(db);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* mkdir -p of @path's parent directory, 0755. */
+static int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+	char *s;
+
+	if (!p)
+		return -ENOMEM;
+	for (s = p + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return negerrno();
+		*s = '/';
+	}
+	return 0;
+}
+
+/*
+ * Connection settings.  WAL lets readers (report, explain, the daemon's
+ * queries) run beside the scanner.  synchronous=NORMAL in WAL mode fsyncs
+ * the WAL only at checkpoints: a committed transaction survives the process
+ * being killed (kill -9, OOM) because the WAL is in the page cache, but the
+ * last transactions before a power loss may be lost — never corrupted.  The
+ * requirement is kill -9 safety with a clean integrity_check, and a scan
+ * can always be redone, so the per-commit fsync of FULL is not worth it.
+ */
+static int configure(struct shstk_db *db)
+{
+	int r;
+
+	sqlite3_busy_timeout(db->conn, 5000);
+	r = exec(db, "PRAGMA foreign_keys = ON");
+	if (r < 0 || db->readonly)
+		return r;
+	r = exec(db, "PRAGMA journal_mode = WAL");
+	if (r >= 0)
+		r = exec(db, "PRAGMA synchronous = NORMAL");
+	return r;
+}
+
+int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
+{
+	struct shstk_db *db;
+	int fd, r, rc, v;
+
+	if (!path || !ret)
+		return -EINVAL;
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return -ENOMEM;
+	db->readonly = flags & SHSTK_DB_READONLY;
+	if (db->readonly) {
+		if (access(path, F_OK) < 0) {
+			r = negerrno();
+			goto fail;
+		}
+	} else {
+		r = mkdir_parents(path);
+		if (r < 0)
+			goto fail;
+		/* SQLite would create the file 0644; the database lists what runs
+		 * on the machine and how it crashed, so keep it from other users. */
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+		if (fd < 0) {
+			r = negerrno();
+			goto fail;
+		}
+		close(fd);
+	}
+	rc = sqlite3_open_v2(path, &db->conn,
+			     (db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX |
+				     SQLITE_OPEN_EXRESCODE,
+			     NULL);
+	if (rc != SQLITE_OK) {
+		r = db_error(db, rc);
+		goto fail;
+	}
+	r = configure(db);
+	if (r >= 0 && !db->readonly)
+		r = migrate(db);
+	if (r >= 0 && db->readonly) {
+		v = shstk_db_schema_version(db);
+		r = v < 0 ? v : (size_t)v > db_n_migrations ? -EPROTONOSUPPORT : (size_t)v < db_n_migrations ? -ESTALE : 0;
+	}
+	if (r < 0)
+		goto fail;
+	*ret = db;
+	return 0;
+fail:
+	shstk_db_close(db);
+	return r;
+}
+
+void shstk_db_close(struct shstk_db *db)
+{
+	if (!db)
+		return;
+	for (size_t i = 0; i < db->n_cache; i++)
+		sqlite3_finalize(db->cache[i].stmt);
+	free(db->cache);
+	sqlite3_close(db->conn);
+	free(db);
+}
+
+int shstk_db_integrity_check(struct shstk_db *db, char **ret_msg)
+{
+	sqlite3_stmt *st;
+	const char *t;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(db->conn, "PRAGMA integrity_check", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		r = db_error(db, rc);
+	} else {
+		t = db_col_text(st, 0);
+		if (!t || strcmp(t, "ok") != 0) {
+			r = -EBADMSG;
+			if (ret_msg)
+				*ret_msg = strdup(t ? t : "integrity_check returned NULL");
+		}
+	}
+	sqlite3_finalize(st);
+	if (r == 0) {
+		/* integrity_check does not look at foreign keys. */
+		rc = sqlite3_prepare_v2(db->conn, "PRAGMA foreign_key_check", -1, &st, NULL);
+		if (rc != SQLITE_OK)
+			return db_error(db, rc);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			r = -EBADMSG;
+			if (ret_msg && asprintf(ret_msg, "foreign key violation in table %s",
+						db_col_text(st, 0) ? db_col_text(st, 0) : "?") < 0)
+				*ret_msg = NULL;
+		} else if (rc != SQLITE_DONE) {
+			r = db_error(db, rc);
+		}
+		sqlite3_finalize(st);
+	}
+	return r;
+}
+
+static const char SQL_META_GET[] = "SELECT value FROM meta WHERE key = ?1";
+static const char SQL_META_SET[] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+				   "ON CONFLICT(key) DO UPDATE SET value = excluded.value";
+
+int shstk_db_meta_get(struct shstk_db *db, const char *key, char **ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	const char *v;
+	int r, rc;
+
+	r = db_prepare(db, SQL_META_GET, &st);
+	if (r < 0 || (r = db_bind_text(db, st, 1, key)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	v = db_col_text(st, 0);
+	*ret = strdup(v ? v : "");
+	return *ret ? 1 : -ENOMEM;
+}
+
+int shstk_db_meta_set(struct shstk_db *db, const char *key, const char *value)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_META_SET, &st);
+	if (r < 0 || (r = db_bind_text(db, st, 1, key)) < 0 || (r = db_bind_text(db, st, 2, value)) < 0)
+		return r;
+	return db_step_done(db, st);
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The data-access layer of shstk-policy's SQLite store.  Every SQL statement
+ * of the project lives in db/; other folders call these typed functions.
+ *
+ * Conventions:
+ * - functions return >= 0 on success and -errno on failure (SQLite result
+ *   codes are mapped: BUSY → -EBUSY, CORRUPT/NOTADB → -EBADMSG, FULL →
+ *   -ENOSPC, READONLY → -EROFS, CONSTRAINT → -EEXIST, other errors -EIO);
+ *   shstk_db_errmsg() keeps SQLite's text for the caller's log line;
+ * - times are INTEGER Unix time in microseconds (UTC), columns named *_us;
+ *   file times are nanoseconds (*_ns) as stat reports them;
+ * - enumerations are stored as the lower-case names lib/ prints ("pie",
+ *   "dep-unmarked", "ld.so.cache", …) so the database reads well in sqlite3;
+ * - an executable's identity is "build-id:HEX" when it has a GNU build-id,
+ *   otherwise "file:DEV:INO:SIZE:MTIME_NS" — the allowlist's key rule
+ *   (lib/allowlist.h) in the text form `shstkctl allowlist` reads;
+ * - list queries call a callback per row; the row's strings live until the
+ *   callback returns; a negative return from the callback stops the query
+ *   and is returned.
+ */
+#ifndef SHSTK_DB_H
+#define SHSTK_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "elfinfo.h"
+
+struct shstk_db;
+
+/* The schema version this code writes (PRAGMA user_version). */
+#define SHSTK_DB_SCHEMA_VERSION 1
+
+enum {
+	/* Open an existing database read-only; never create or migrate it.
+	 * A missing file is -ENOENT, an older schema -ESTALE (run a scan). */
+	SHSTK_DB_READONLY = 1u << 0,
+};
+
+/*
+ * Opens (creating it and its parent directories, 0755, the file 0640) and
+ * migrates the database at @path.  WAL journal, foreign keys on,
+ * synchronous=NORMAL, busy_timeout 5 s.  A database written by a newer
+ * version is -EPROTONOSUPPORT.
+ */
+int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret);
+void shstk_db_close(struct shstk_db *db);
+/* SQLite's message for the last failure on @db ("" when none). */
+const char *shstk_db_errmsg(const struct shstk_db *db);
+/* PRAGMA user_version of the open database. */
+int shstk_db_schema_version(struct shstk_db *db);
+
+/* Transactions (BEGIN IMMEDIATE: the writer takes the lock up front). */
+int shstk_db_begin(struct shstk_db *db);
+int shstk_db_commit(struct shstk_db *db);
+int shstk_db_rollback(struct shstk_db *db);
+
+/* PRAGMA integrity_check: 0 when "ok"; -EBADMSG with the first problem in *ret_msg (free it). */
+int shstk_db_integrity_check(struct shstk_db *db, char **ret_msg);
+
+/* meta key/value (the kmsg watcher's last sequence number, the ld.so.cache stamp, …).
+ * get: 1 and a malloc'ed *ret, or 0 when the key is absent. */
+int shstk_db_meta_get(struct shstk_db *db, const char *key, char **ret);
+int shstk_db_meta_set(struct shstk_db *db, const char *key, const char *value);
+
+/* ---- scans ---------------------------------------------------------------- */
+
+struct shstk_db_scan {
+	int64_t id;
+	int64_t started_us;
+	int64_t finished_us;   /* 0: did not finish (running, crashed, killed) */
+	const char *roots;     /* newline-separated */
+	const char *sysroot;   /* "" for this system */
+	uint64_t files_seen;   /* regular files walked */
+	uint64_t files_opened; /* files read (candidates not reused from the database) */
+	uint64_t elf;          /* ELF objects in the scanned roots */
+	uint64_t reused, added, changed, removed, errors;
+	int64_t duration_us;
+};
+
+/* Records the start of a scan; *ret_id identifies it. */
+int shstk_db_scan_begin(struct shstk_db *db, const char *roots, const char *sysroot, int64_t *ret_id);
+/* Records the end: counters and duration from @s (s->id names the scan). */
+int shstk_db_scan_end(struct shstk_db *db, const struct shstk_db_scan *s);
+/* The latest finished scan: 1 and a callback-style row passed to @cb, 0 if none. */
+int shstk_db_scan_last(struct shstk_db *db, int (*cb)(const struct shstk_db_scan *s, void *ud), void *ud);
+
+/* ---- objects -------------------------------------------------------------- */
+
+/* What a candidate file turned out to be. */
+enum shstk_db_format {
+	SHSTK_DB_NOT_ELF = 0,    /* a script, a linker script named *.so, data */
+	SHSTK_DB_ELF = 1,
+	SHSTK_DB_BAD_ELF = 2,    /* ELF magic but malformed; error says where */
+	SHSTK_DB_UNREADABLE = 3, /* open/read failed; error says why */
+};
+
+/* The stat facts that decide whether a file must be read again. */
+struct shstk_db_stat {
+	int64_t id;
+	uint64_t dev;
+	uint64_t ino;
+	int64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+	int format;
+};
+
+struct shstk_db_object {
+	int64_t id;
+	const char *path;
+	uint64_t dev, ino;
+	int64_t size, mtime_ns, ctime_ns;
+	uint32_t mode;
+	int format; /* enum shstk_db_format; the fields below are meaningful for SHSTK_DB_ELF */
+	const char *build_id; /* lower-case hex, NULL when none */
+	const char *identity; /* computed by upsert; filled by get */
+	int elf_class, machine, e_type;
+	const char *kind; /* "exec", "pie", "shlib", "other" */
+	bool is_static;
+	const char *interp;
+	bool has_x86_feature;
+	uint32_t x86_feature_1;
+	const char *mark_source; /* "PT_GNU_PROPERTY", …, NULL when none */
+	bool has_gnu_stack, exec_stack;
+	const char *soname, *rpath, *runpath;
+	uint32_t risks; /* the file's own enum shstk_risk bits */
+	const char *package, *package_version, *package_source;
+	const char *error; /* BAD_ELF/UNREADABLE: what is wrong */
+	int64_t first_seen_us, last_seen_us, last_scan;
+	const char *const *needed; /* DT_NEEDED in order */
+	size_t n_needed;
+	/* upsert only: the imported symbols behind CONTEXT/LONGJMP, stored as risk rows */
+	const char *const *risky_imports;
+	size_t n_risky_imports;
+	/* get only: the verdict's closure hash (0 without a verdict) */
+	uint64_t closure_hash;
+
+	char build_id_buf_[2 * SHSTK_BUILD_ID_MAX + 1];
+	char identity_buf_[96];
+};
+
+/*
+ * Fills @ret from a file's stat data and, for error == 0, its ELF facts
+ * (pointers into @info, which must outlive @ret).  error: 0, -ENOEXEC (not
+ * ELF), -EBADMSG (malformed; @errmsg says where), other -errno (unreadable).
+ */
+void shstk_db_object_fill(struct shstk_db_object *ret, const char *path, const struct stat *st, int error,
+			  const char *errmsg, const struct shstk_elf_info *info);
+
+/* The stat facts of @path: 1 and *ret, or 0 when the database has no such object. */
+int shstk_db_object_lookup_stat(struct shstk_db *db, const char *path, struct shstk_db_stat *ret);
+
+/* Every object whose path is @root or under @root/ ("/" or NULL: all), with its
+ * stat facts: the scanner loads this once to decide without opening files. */
+int shstk_db_objects_foreach_stat(struct shstk_db *db, const char *root,
+				  int (*cb)(const char *path, const struct shstk_db_stat *st, void *ud), void *ud);
+
+/*
+ * Inserts or replaces the object at o->path (first_seen is kept), its
+ * DT_NEEDED rows and its risk rows; marks it seen by @scan at @now_us.
+ * *ret_id (may be NULL) gets its id.
+ */
+int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			   int64_t *ret_id);
+
+/* Marks the objects under @root (as for foreach_stat) seen by @scan at @now_us. */
+int shstk_db_objects_touch(struct shstk_db *db, const char *root, int64_t scan, int64_t now_us);
+
+/* Deletes one object (its needed, risk, closure and verdict rows go with it). */
+int shstk_db_object_delete(struct shstk_db *db, int64_t id);
+
+/*
+ * Full rows (with needed[] and the verdict's closure hash) of every object
+ * under @root (NULL: all), ordered by id.  @format_mask selects formats
+ * (1u << SHSTK_DB_ELF, …; 0 means all).
+ */
+int shstk_db_objects_foreach(struct shstk_db *db, const char *root, unsigned format_mask,
+			     int (*cb)(const struct shstk_db_object *o, void *ud), void *ud);
+
+/* One object by path (or by id when @path is NULL): 1 and a row passed to
+ * @cb, 0 when there is none. */
+int shstk_db_object_get(struct shstk_db *db, const char *path, int64_t id,
+			int (*cb)(const struct shstk_db_object *o, void *ud), void *ud);
+
+/* The risk rows of an object: kind ("context", "longjmp", "execstack",
+ * "textrel", "jit") and detail (the imported symbol, the JIT soname, or ""). */
+int shstk_db_risks_foreach(struct shstk_db *db, int64_t object,
+			   int (*cb)(const char *kind, const char *detail, void *ud), void *ud);
+
+/* Writes "build-id:HEX" or "file:DEV:INO:SIZE:MTIME_NS" into @buf. */
+const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t ino, int64_t size,
+			      int64_t mtime_ns, char *buf, size_t buflen);
+
+/* ---- closures and verdicts ------------------------------------------------ */
+
+struct shstk_db_closure_row {
+	uint32_t idx;            /* 0 is the executable itself */
+	const char *name;        /* DT_NEEDED string, interpreter path, or the root path */
+	int64_t resolved;        /* object id, 0 when missing or not recorded */
+	const char *resolved_path; /* NULL when missing */
+	const char *via;         /* shstk_found_via_name() */
+	uint32_t depth;
+	uint32_t parent;         /* idx of the entry that needed it */
+
+	/* filled by closure_foreach from the resolved object (0/NULL when missing) */
+	int format;
+	int elf_class, machine;
+	bool has_x86_feature;
+	uint32_t x86_feature_1;
+	uint32_t risks;
+	const char *soname;
+	const char *package;
+	const char *error;
+};
+
+struct shstk_db_verdict {
+	int64_t object;
+	const char *verdict;      /* shstk_verdict_name() */
+	uint32_t reason_idx;      /* closure entry the verdict is about */
+	const char *reason_name;  /* its name (NULL for eligible) */
+	const char *reason_path;  /* its resolved path (NULL when missing) */
+	int64_t reason_object;    /* 0 when missing */
+	uint32_t risks;           /* own risks plus SHSTK_RISK_JIT from the closure */
+	uint32_t closure_size;
+	uint64_t closure_hash;    /* lets a rescan skip rewriting an unchanged closure */
+	int64_t scan;
+};
+
+/* Replaces the closure rows and the verdict of executable @object (v->object is ignored). */
+int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
+			     size_t n, const struct shstk_db_verdict *v);
+
+/* The closure of @object in idx order, each row joined with its object's marking. */
+int shstk_db_closure_foreach(struct shstk_db *db, int64_t object,
+			     int (*cb)(const struct shstk_db_closure_row *r, void *ud), void *ud);
+
+/* The verdict of @object: 1 and a row passed to @cb, 0 when it has none. */
+int shstk_db_verdict_get(struct shstk_db *db, int64_t object,
+			 int (*cb)(const struct shstk_db_verdict *v, void *ud), void *ud);
+
+/* Executables (ELF, kind exec or pie) under @root without a verdict row. */
+int shstk_db_count_without_verdict(struct shstk_db *db, const char *root, uint64_t *ret);
+
+/* ---- report --------------------------------------------------------------- */
+
+struct shstk_db_totals {
+	uint64_t candidates;  /* every file recorded (ELF or not) */
+	uint64_t elf, not_elf, bad_elf, unreadable;
+	uint64_t elf64, elf32, x86_64;
+	uint64_t executables; /* kind exec or pie */
+	uint64_t shlibs;
+	uint64_t static_;
+	uint64_t shstk, ibt, shstk_ibt, no_property; /* over ELF objects */
+	uint64_t exec_shstk;  /* executables marked SHSTK */
+	uint64_t eligible, ineligible, no_verdict; /* over executables */
+	uint64_t risky;       /* ELF objects with any own risk */
+	uint64_t suspects;    /* marked SHSTK with risks (closure JIT included) */
+};
+
+int shstk_db_report_totals(struct shstk_db *db, struct shstk_db_totals *ret);
+
+/* Executables per verdict, most frequent first. */
+int shstk_db_report_verdicts(struct shstk_db *db, int (*cb)(const char *verdict, uint64_t count, void *ud),
+			     void *ud);
+
+struct shstk_db_offender {
+	const char *verdict;      /* "dep-unmarked", "dep-missing", or "bad-elf" */
+	const char *name;         /* the closure entry's name (the soname) */
+	const char *path;         /* resolved path, NULL when missing */
+	const char *package;
+	uint64_t executables;     /* executables for which it is the first reason */
+};
+
+/* The closure entries most often the first reason an executable is ineligible
+ * (DEP_UNMARKED, DEP_MISSING, BAD_ELF), most first; @limit 0: all. */
+int shstk_db_report_offenders(struct shstk_db *db, unsigned limit,
+			      int (*cb)(const struct shstk_db_offender *o, void *ud), void *ud);
+
+struct shstk_db_suspect {
+	int64_t object;
+	const char *path;
+	const char *kind;
+	const char *package;
+	uint32_t risks;       /* own risks | closure risks of its verdict */
+	const char *verdict;  /* NULL for libraries */
+};
+
+/* Objects marked SHSTK that carry risk signals (the suspects), by path. */
+int shstk_db_report_suspects(struct shstk_db *db, int (*cb)(const struct shstk_db_suspect *s, void *ud),
+			     void *ud);
+
+struct shstk_db_package_count {
+	const char *package;  /* NULL: files no package owns */
+	const char *source;   /* "dpkg", "rpm" or NULL */
+	uint64_t objects, executables, shstk, ibt, eligible;
+};
+
+/* ELF object counts per package, most objects first; @limit 0: all. */
+int shstk_db_report_packages(struct shstk_db *db, unsigned limit,
+			     int (*cb)(const struct shstk_db_package_count *p, void *ud), void *ud);
+
+#endif

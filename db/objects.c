@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Scans and objects: the rows the scanner writes and reads back. */
+#include <elf.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "db-internal.h"
+
+/* ---- scans ---------------------------------------------------------------- */
+
+static const char SQL_SCAN_BEGIN[] = "INSERT INTO scans(started_us, roots, sysroot) VALUES (?1, ?2, ?3)";
+static const char SQL_SCAN_END[] =
+	"UPDATE scans SET finished_us = ?2, files_seen = ?3, files_opened = ?4, elf = ?5, reused = ?6, "
+	"added = ?7, changed = ?8, removed = ?9, errors = ?10, duration_us = ?11 WHERE id = ?1";
+static const char SQL_SCAN_LAST[] =
+	"SELECT id, started_us, finished_us, roots, sysroot, files_seen, files_opened, elf, reused, added, "
+	"changed, removed, errors, duration_us FROM scans WHERE finished_us IS NOT NULL ORDER BY id DESC LIMIT 1";
+
+int shstk_db_scan_begin(struct shstk_db *db, const char *roots, const char *sysroot, int64_t *ret_id)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_SCAN_BEGIN, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, db_now_us())) < 0 || (r = db_bind_text(db, st, 2, roots)) < 0 ||
+	    (r = db_bind_text(db, st, 3, sysroot ? sysroot : "")) < 0)
+		return r;
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+	*ret_id = sqlite3_last_insert_rowid(db->conn);
+	return 0;
+}
+
+int shstk_db_scan_end(struct shstk_db *db, const struct shstk_db_scan *s)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	const int64_t v[] = { s->id,
+			      s->finished_us ? s->finished_us : db_now_us(),
+			      (int64_t)s->files_seen,
+			      (int64_t)s->files_opened,
+			      (int64_t)s->elf,
+			      (int64_t)s->reused,
+			      (int64_t)s->added,
+			      (int64_t)s->changed,
+			      (int64_t)s->removed,
+			      (int64_t)s->errors,
+			      s->duration_us };
+	int r;
+
+	r = db_prepare(db, SQL_SCAN_END, &st);
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(v); i++)
+		r = db_bind_int64(db, st, (int)i + 1, v[i]);
+	return r < 0 ? r : db_step_done(db, st);
+}
+
+int shstk_db_scan_last(struct shstk_db *db, int (*cb)(const struct shstk_db_scan *s, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_scan s;
+	int r, rc;
+
+	r = db_prepare(db, SQL_SCAN_LAST, &st);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	s = (struct shstk_db_scan){
+		.id = sqlite3_column_int64(st, 0),
+		.started_us = sqlite3_column_int64(st, 1),
+		.finished_us = sqlite3_column_int64(st, 2),
+		.roots = db_col_text(st, 3),
+		.sysroot = db_col_text(st, 4),
+		.files_seen = (uint64_t)sqlite3_column_int64(st, 5),
+		.files_opened = (uint64_t)sqlite3_column_int64(st, 6),
+		.elf = (uint64_t)sqlite3_column_int64(st, 7),
+		.reused = (uint64_t)sqlite3_column_int64(st, 8),
+		.added = (uint64_t)sqlite3_column_int64(st, 9),
+		.changed = (uint64_t)sqlite3_column_int64(st, 10),
+		.removed = (uint64_t)sqlite3_column_int64(st, 11),
+		.errors = (uint64_t)sqlite3_column_int64(st, 12),
+		.duration_us = sqlite3_column_int64(st, 13),
+	};
+	r = cb(&s, ud);
+	return r < 0 ? r : 1;
+}
+
+/* ---- filling an object from a file ------------------------------------------- */
+
+const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t ino, int64_t size,
+			      int64_t mtime_ns, char *buf, size_t buflen)
+{
+	if (build_id_hex && build_id_hex[0])
+		snprintf(buf, buflen, "build-id:%s", build_id_hex);
+	else
+		snprintf(buf, buflen, "file:%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64, dev, ino, size, mtime_ns);
+	return buf;
+}
+
+void shstk_db_object_fill(struct shstk_db_object *o, const char *path, const struct stat *st, int error,
+			  const char *errmsg, const struct shstk_elf_info *info)
+{
+	*o = (struct shstk_db_object){
+		.path = path,
+		.dev = (uint64_t)st->st_dev,
+		.ino = (uint64_t)st->st_ino,
+		.size = st->st_size,
+		.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+		.ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
+		.mode = st->st_mode,
+	};
+	if (error == -ENOEXEC) {
+		o->format = SHSTK_DB_NOT_ELF;
+		return;
+	}
+	if (error == -EBADMSG) {
+		o->format = SHSTK_DB_BAD_ELF;
+		o->error = errmsg && errmsg[0] ? errmsg : "malformed ELF file";
+		return;
+	}
+	if (error < 0) {
+		o->format = SHSTK_DB_UNREADABLE;
+		o->error = errmsg && errmsg[0] ? errmsg : strerror(-error);
+		return;
+	}
+	o->format = SHSTK_DB_ELF;
+	if (info->build_id_len > 0)
+		o->build_id = shstk_build_id_hex(info->build_id, info->build_id_len, o->build_id_buf_,
+						 sizeof(o->build_id_buf_));
+	o->elf_class = info->elf_class;
+	o->machine = info->machine;
+	o->e_type = info->e_type;
+	o->kind = shstk_elf_kind_name(info->kind);
+	o->is_static = info->is_static;
+	o->interp = info->interp;
+	o->has_x86_feature = info->has_x86_feature;
+	o->x86_feature_1 = info->x86_feature_1;
+	o->mark_source = info->mark_source == SHSTK_MARK_NONE ? NULL : shstk_mark_source_name(info->mark_source);
+	o->has_gnu_stack = info->has_gnu_stack;
+	o->exec_stack = info->exec_stack;
+	o->soname = info->soname;
+	o->rpath = info->rpath;
+	o->runpath = info->runpath;
+	o->risks = info->risks;
+	o->needed = (const char *const *)info->needed;
+	o->n_needed = info->n_needed;
+	o->risky_imports = (const char *const *)info->risky_imports;
+	o->n_risky_imports = info->n_risky_imports;
+}
+
+/* ---- stat lookups ------------------------------------------------------------ */
+
+#define STAT_COLUMNS "id, dev, inode, size, mtime_ns, ctime_ns, format"
+static const char SQL_LOOKUP_STAT[] = "SELECT " STAT_COLUMNS " FROM objects WHERE path = ?1";
+static const char SQL_FOREACH_STAT[] = "SELECT " STAT_COLUMNS ", path FROM objects "
+				       "WHERE path = ?1 OR (path >= ?2 AND path < ?3)";
+
+static void read_stat(sqlite3_stmt *st, struct shstk_db_stat *ret)
+{
+	*ret = (struct shstk_db_stat){
+		.id = sqlite3_column_int64(st, 0),
+		.dev = (uint64_t)sqlite3_column_int64(st, 1),
+		.ino = (uint64_t)sqlite3_column_int64(st, 2),
+		.size = sqlite3_column_int64(st, 3),
+		.mtime_ns = sqlite3_column_int64(st, 4),
+		.ctime_ns = sqlite3_column_int64(st, 5),
+		.format = sqlite3_column_int(st, 6),
+	};
+}
+
+int shstk_db_object_lookup_stat(struct shstk_db *db, const char *path, struct shstk_db_stat *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_LOOKUP_STAT, &st);
+	if (r < 0 || (r = db_bind_text(db, st, 1, path)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	read_stat(st, ret);
+	return 1;
+}
+
+int shstk_db_objects_foreach_stat(struct shstk_db *db, const char *root,
+				  int (*cb)(const char *path, const struct shstk_db_stat *st, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_stat s;
+	int r, rc;
+
+	r = db_prepare(db, SQL_FOREACH_STAT, &st);
+	if (r < 0 || (r = db_bind_root(db, st, 1, root)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_stat(st, &s);
+		r = cb(db_col_text(st, 7), &s, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+/* ---- upsert ------------------------------------------------------------------- */
+
+static const char SQL_UPSERT[] =
+	"INSERT INTO objects(path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, "
+	"class, machine, e_type, kind, static, interp, has_x86_feature, x86_feature_1, mark_source, "
+	"has_gnu_stack, exec_stack, soname, rpath, runpath, risks, package, package_version, package_source, "
+	"error, first_seen_us, last_seen_us, last_scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
+	"?30, ?31) ON CONFLICT(path) DO UPDATE SET dev = excluded.dev, inode = excluded.inode, "
+	"size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, mode = excluded.mode, "
+	"format = excluded.format, build_id = excluded.build_id, identity = excluded.identity, "
+	"class = excluded.class, machine = excluded.machine, e_type = excluded.e_type, kind = excluded.kind, "
+	"static = excluded.static, interp = excluded.interp, has_x86_feature = excluded.has_x86_feature, "
+	"x86_feature_1 = excluded.x86_feature_1, mark_source = excluded.mark_source, "
+	"has_gnu_stack = excluded.has_gnu_stack, exec_stack = excluded.exec_stack, soname = excluded.soname, "
+	"rpath = excluded.rpath, runpath = excluded.runpath, risks = excluded.risks, "
+	"package = excluded.package, package_version = excluded.package_version, "
+	"package_source = excluded.package_source, error = excluded.error, "
+	"last_seen_us = excluded.last_seen_us, last_scan = excluded.last_scan RETURNING id";
+static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
+static const char SQL_NEEDED_INSERT[] = "INSERT INTO needed(object, idx, name) VALUES (?1, ?2, ?3)";
+static const char SQL_RISKS_DELETE[] = "DELETE FROM risks WHERE object = ?1";
+static const char SQL_RISKS_INSERT[] = "INSERT OR IGNORE INTO risks(object, kind, detail) VALUES (?1, ?2, ?3)";
+
+static int bind_object(struct shstk_db *db, sqlite3_stmt *st, const struct shstk_db_object *o, const char *identity,
+		       int64_t scan, int64_t now_us)
+{
+	const bool elf = o->format == SHSTK_DB_ELF;
+	int r = 0;
+
+#define TXT(i, v) \
+	if (r >= 0) \
+	r = db_bind_text(db, st, i, v)
+#define INT(i, v) \
+	if (r >= 0) \
+	r = db_bind_int64(db, st, i, (int64_t)(v))
+#define EINT(i, v) \
+	if (r >= 0) \
+	r = elf ? db_bind_int64(db, st, i, (int64_t)(v)) : (sqlite3_bind_null(st, i), 0)
+	TXT(1, o->path);
+	INT(2, o->dev);
+	INT(3, o->ino);
+	INT(4, o->size);
+	INT(5, o->mtime_ns);
+	INT(6, o->ctime_ns);
+	INT(7, o->mode);
+	INT(8, o->format);
+	TXT(9, elf ? o->build_id : NULL);
+	TXT(10, identity);
+	EINT(11, o->elf_class);
+	EINT(12, o->machine);
+	EINT(13, o->e_type);
+	TXT(14, elf ? o->kind : NULL);
+	INT(15, elf && o->is_static);
+	TXT(16, elf ? o->interp : NULL);
+	INT(17, elf && o->has_x86_feature);
+	INT(18, elf ? o->x86_feature_1 : 0);
+	TXT(19, elf ? o->mark_source : NULL);
+	INT(20, elf && o->has_gnu_stack);
+	INT(21, elf && o->exec_stack);
+	TXT(22, elf ? o->soname : NULL);
+	TXT(23, elf ? o->rpath : NULL);
+	TXT(24, elf ? o->runpath : NULL);
+	INT(25, elf ? o->risks : 0);
+	TXT(26, o->package);
+	TXT(27, o->package_version);
+	TXT(28, o->package_source);
+	TXT(29, o->error);
+	INT(30, now_us);
+	if (r >= 0)
+		r = scan > 0 ? db_bind_int64(db, st, 31, scan) : (sqlite3_bind_null(st, 31), 0);
+#undef TXT
+#undef INT
+#undef EINT
+	return r;
+}
+
+static int insert_risk(struct shstk_db *db, int64_t id, const char *kind, const char *detail)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_RISKS_INSERT, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0 || (r = db_bind_text(db, st, 2, kind)) < 0 ||
+	    (r = db_bind_text(db, st, 3, detail ? detail : "")) < 0)
+		return r;
+	return db_step_done(db, st);
+}
+
+/* One risk row per signal; CONTEXT and LONGJMP get one per imported symbol. */
+static int write_risks(struct shstk_db *db, int64_t id, const struct shstk_db_object *o)
+{
+	static const uint32_t bits[] = { SHSTK_RISK_CONTEXT, SHSTK_RISK_LONGJMP, SHSTK_RISK_EXECSTACK,
+					 SHSTK_RISK_TEXTREL, SHSTK_RISK_JIT };
+	char name[64];
+	int r = 0;
+
+	for (size_t b = 0; r >= 0 && b < ELEMENTSOF(bits); b++) {
+		bool any = false;
+
+		if (!(o->risks & bits[b]))
+			continue;
+		shstk_risks_format(bits[b], name, sizeof(name));
+		for (size_t i = 0; r >= 0 && i < o->n_risky_imports; i++) {
+			const char *sym = o->risky_imports[i];
+			bool ctx = strstr(sym, "context") != NULL;
+
+			if ((bits[b] == SHSTK_RISK_CONTEXT && ctx) || (bits[b] == SHSTK_RISK_LONGJMP && !ctx)) {
+				r = insert_risk(db, id, name, sym);
+				any = true;
+			}
+		}
+		if (r >= 0 && !any)
+			r = insert_risk(db, id, name, bits[b] == SHSTK_RISK_JIT ? o->soname : "");
+	}
+	return r;
+}
+
+int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			   int64_t *ret_id)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	_cleanup_reset_ sqlite3_stmt *del = NULL;
+	_cleanup_reset_ sqlite3_stmt *ins = NULL;
+	char identity[96];
+	int64_t id;
+	int r, rc;
+
+	if (!o->path || o->path[0] != '/')
+		return -EINVAL;
+	shstk_db_identity(o->format == SHSTK_DB_ELF ? o->build_id : NULL, o->dev, o->ino, o->size, o->mtime_ns,
+			  identity, sizeof(identity));
+	r = db_prepare(db, SQL_UPSERT, &st);
+	if (r < 0 || (r = bind_object(db, st, o, identity, scan, now_us)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	id = sqlite3_column_int64(st, 0);
+	r = db_step_done(db, st);
+	if (r < 0)
+		return r;
+
+	r = db_prepare(db, SQL_NEEDED_DELETE, &del);
+	if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
+		return r;
+	r = db_prepare(db, SQL_NEEDED_INSERT, &ins);
+	for (size_t i = 0; r >= 0 && o->format == SHSTK_DB_ELF && i < o->n_needed; i++) {
+		sqlite3_reset(ins);
+		if ((r = db_bind_int64(db, ins, 1, id)) < 0 || (r = db_bind_int64(db, ins, 2, (int64_t)i)) < 0 ||
+		    (r = db_bind_text(db, ins, 3, o->needed[i])) < 0)
+			break;
+		r = db_step_done(db, ins);
+	}
+	if (r < 0)
+		return r;
+	db_resetp(&del);
+	r = db_prepare(db, SQL_RISKS_DELETE, &del);
+	if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
+		return r;
+	if (o->format == SHSTK_DB_ELF) {
+		r = write_risks(db, id, o);
+		if (r < 0)
+			return r;
+	}
+	if (ret_id)
+		*ret_id = id;
+	return 0;
+}
+
+static const char SQL_TOUCH[] = "UPDATE objects SET last_seen_us = ?4, last_scan = ?5 "
+				"WHERE (path = ?1 OR (path >= ?2 AND path < ?3)) AND last_scan IS NOT ?5";
+static const char SQL_DELETE[] = "DELETE FROM objects WHERE id = ?1";
+
+int shstk_db_objects_touch(struct shstk_db *db, const char *root, int64_t scan, int64_t now_us)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_TOUCH, &st);
+	if (r < 0 || (r = db_bind_root(db, st, 1, root)) < 0 || (r = db_bind_int64(db, st, 4, now_us)) < 0 ||
+	    (r = db_bind_int64(db, st, 5, scan)) < 0)
+		return r;
+	return db_step_done(db, st);
+}
+
+int shstk_db_object_delete(struct shstk_db *db, int64_t id)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_DELETE, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0)
+		return r;
+	return db_step_done(db, st);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The aggregate queries behind `shstkctl report`. */
+#include "db-internal.h"
+
+/* Executables: ELF objects of kind exec or pie (a static-pie is "pie"). */
+#define IS_EXEC "(o.format = 1 AND o.kind IN ('exec', 'pie'))"
+#define IS_SHSTK "((o.x86_feature_1 & 2) != 0)"
+#define IS_IBT "((o.x86_feature_1 & 1) != 0)"
+
+static const char SQL_TOTALS[] =
+	"SELECT count(*), "
+	"sum(o.format = 1), sum(o.format = 0), sum(o.format = 2), sum(o.format = 3), "
+	"sum(o.format = 1 AND o.class = 2), sum(o.format = 1 AND o.class = 1), sum(o.format = 1 AND o.machine = 62), "
+	"sum(" IS_EXEC "), sum(o.format = 1 AND o.kind = 'shlib'), sum(o.format = 1 AND o.static), "
+	"sum(o.format = 1 AND " IS_SHSTK "), sum(o.format = 1 AND " IS_IBT "), "
+	"sum(o.format = 1 AND " IS_SHSTK " AND " IS_IBT "), sum(o.format = 1 AND NOT o.has_x86_feature), "
+	"sum(" IS_EXEC " AND " IS_SHSTK "), "
+	"sum(" IS_EXEC " AND v.verdict = 'eligible'), sum(" IS_EXEC " AND v.verdict <> 'eligible'), "
+	"sum(" IS_EXEC " AND v.verdict IS NULL), "
+	"sum(o.format = 1 AND o.risks <> 0), "
+	"sum(o.format = 1 AND " IS_SHSTK " AND (o.risks | coalesce(v.risks, 0)) <> 0) "
+	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id";
+
+static const char SQL_VERDICTS[] = "SELECT v.verdict, count(*) AS n FROM verdicts v JOIN objects o ON o.id = v.object "
+				   "GROUP BY v.verdict ORDER BY n DESC, v.verdict";
+
+static const char SQL_OFFENDERS[] =
+	"SELECT v.verdict, v.reason_name, v.reason_path, r.package, count(*) AS n "
+	"FROM verdicts v LEFT JOIN objects r ON r.id = v.reason_object "
+	"WHERE v.verdict IN ('dep-unmarked', 'dep-missing', 'bad-elf') AND v.reason_idx > 0 "
+	"GROUP BY v.verdict, v.reason_name, v.reason_path ORDER BY n DESC, v.reason_name LIMIT ?1";
+
+static const char SQL_SUSPECTS[] =
+	"SELECT o.id, o.path, o.kind, o.package, o.risks | coalesce(v.risks, 0), v.verdict "
+	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id "
+	"WHERE o.format = 1 AND " IS_SHSTK " AND (o.risks | coalesce(v.risks, 0)) <> 0 ORDER BY o.path";
+
+static const char SQL_PACKAGES[] =
+	"SELECT o.package, max(o.package_source), count(*) AS n, sum(" IS_EXEC "), sum(" IS_SHSTK "), "
+	"sum(" IS_IBT "), sum(v.verdict = 'eligible') "
+	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id WHERE o.format = 1 "
+	"GROUP BY o.package ORDER BY n DESC, o.package LIMIT ?1";
+
+static uint64_t col_u64(sqlite3_stmt *st, int i)
+{
+	return (uint64_t)sqlite3_column_int64(st, i); /* sum() of no rows is NULL: 0 */
+}
+
+int shstk_db_report_totals(struct shstk_db *db, struct shstk_db_totals *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc, c = 0;
+
+	r = db_prepare(db, SQL_TOTALS, &st);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	*ret = (struct shstk_db_totals){ 0 };
+	ret->candidates = col_u64(st, c++);
+	ret->elf = col_u64(st, c++);
+	ret->not_elf = col_u64(st, c++);
+	ret->bad_elf = col_u64(st, c++);
+	ret->unreadable = col_u64(st, c++);
+	ret->elf64 = col_u64(st, c++);
+	ret->elf32 = col_u64(st, c++);
+	ret->x86_64 = col_u64(st, c++);
+	ret->executables = col_u64(st, c++);
+	ret->shlibs = col_u64(st, c++);
+	ret->static_ = col_u64(st, c++);
+	ret->shstk = col_u64(st, c++);
+	ret->ibt = col_u64(st, c++);
+	ret->shstk_ibt = col_u64(st, c++);
+	ret->no_property = col_u64(st, c++);
+	ret->exec_shstk = col_u64(st, c++);
+	ret->eligible = col_u64(st, c++);
+	ret->ineligible = col_u64(st, c++);
+	ret->no_verdict = col_u64(st, c++);
+	ret->risky = col_u64(st, c++);
+	ret->suspects = col_u64(st, c++);
+	return 0;
+}
+
+int shstk_db_report_verdicts(struct shstk_db *db, int (*cb)(const char *verdict, uint64_t count, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_VERDICTS, &st);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = cb(db_col_text(st, 0), col_u64(st, 1), ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_offenders(struct shstk_db *db, unsigned limit,
+			      int (*cb)(const struct shstk_db_offender *o, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_offender o;
+	int r, rc;
+
+	r = db_prepare(db, SQL_OFFENDERS, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, limit ? (int64_t)limit : -1)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		o = (struct shstk_db_offender){
+			.verdict = db_col_text(st, 0),
+			.name = db_col_text(st, 1),
+			.path = db_col_text(st, 2),
+			.package = db_col_text(st, 3),
+			.executables = col_u64(st, 4),
+		};
+		r = cb(&o, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_suspects(struct shstk_db *db, int (*cb)(const struct shstk_db_suspect *s, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_suspect s;
+	int r, rc;
+
+	r = db_prepare(db, SQL_SUSPECTS, &st);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		s = (struct shstk_db_suspect){
+			.object = sqlite3_column_int64(st, 0),
+			.path = db_col_text(st, 1),
+			.kind = db_col_text(st, 2),
+			.package = db_col_text(st, 3),
+			.risks = (uint32_t)sqlite3_column_int64(st, 4),
+			.verdict = db_col_text(st, 5),
+		};
+		r = cb(&s, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_packages(struct shstk_db *db, unsigned limit,
+			     int (*cb)(const struct shstk_db_package_count *p, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_package_count p;
+	int r, rc;
+
+	r = db_prepare(db, SQL_PACKAGES, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, limit ? (int64_t)limit : -1)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		p = (struct shstk_db_package_count){
+			.package = db_col_text(st, 0),
+			.source = db_col_text(st, 1),
+			.objects = col_u64(st, 2),
+			.executables = col_u64(st, 3),
+			.shstk = col_u64(st, 4),
+			.ibt = col_u64(st, 5),
+			.eligible = col_u64(st, 6),
+		};
+		r = cb(&p, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The schema, as numbered migrations.  Migration N takes PRAGMA user_version
+ * from N-1 to N and runs in one transaction with the version bump, so a
+ * crash leaves the database at N-1 or N, never between.  Never edit a
+ * released migration: append a new one.
+ *
+ * Designed once for every issue: the scanner's tables (scans, objects,
+ * needed, risks, closure, verdicts) and the daemon's and CLI's (runs,
+ * violations, decisions, decision_history, overrides, stage_history, meta).
+ * Enumerations are stored as lib/'s lower-case names; CHECK constraints only
+ * where the design fixes the set (decisions and states).
+ */
+#include "db-internal.h"
+
+static const char migration_1[] =
+	"CREATE TABLE meta (\n"
+	"  key TEXT PRIMARY KEY,\n"
+	"  value TEXT\n"
+	") WITHOUT ROWID;\n"
+
+	/* One row per scan; finished_us stays NULL if the scan never ended. */
+	"CREATE TABLE scans (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  started_us INTEGER NOT NULL,\n"
+	"  finished_us INTEGER,\n"
+	"  roots TEXT NOT NULL,\n"
+	"  sysroot TEXT NOT NULL DEFAULT '',\n"
+	"  files_seen INTEGER NOT NULL DEFAULT 0,\n"
+	"  files_opened INTEGER NOT NULL DEFAULT 0,\n"
+	"  elf INTEGER NOT NULL DEFAULT 0,\n"
+	"  reused INTEGER NOT NULL DEFAULT 0,\n"
+	"  added INTEGER NOT NULL DEFAULT 0,\n"
+	"  changed INTEGER NOT NULL DEFAULT 0,\n"
+	"  removed INTEGER NOT NULL DEFAULT 0,\n"
+	"  errors INTEGER NOT NULL DEFAULT 0,\n"
+	"  duration_us INTEGER\n"
+	");\n"
+
+	/* Every candidate file (executable bit or a name with ".so"), ELF or
+	 * not: a rescan must be able to skip a script without opening it. */
+	"CREATE TABLE objects (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  path TEXT NOT NULL UNIQUE,\n"
+	"  dev INTEGER NOT NULL,\n"
+	"  inode INTEGER NOT NULL,\n"
+	"  size INTEGER NOT NULL,\n"
+	"  mtime_ns INTEGER NOT NULL,\n"
+	"  ctime_ns INTEGER NOT NULL,\n"
+	"  mode INTEGER NOT NULL DEFAULT 0,\n"
+	"  format INTEGER NOT NULL,\n" /* 0 not ELF, 1 ELF, 2 malformed ELF, 3 unreadable */
+	"  build_id TEXT,\n"
+	"  identity TEXT NOT NULL,\n"
+	"  class INTEGER,\n"
+	"  machine INTEGER,\n"
+	"  e_type INTEGER,\n"
+	"  kind TEXT,\n"
+	"  static INTEGER NOT NULL DEFAULT 0,\n"
+	"  interp TEXT,\n"
+	"  has_x86_feature INTEGER NOT NULL DEFAULT 0,\n"
+	"  x86_feature_1 INTEGER NOT NULL DEFAULT 0,\n"
+	"  mark_source TEXT,\n"
+	"  has_gnu_stack INTEGER NOT NULL DEFAULT 0,\n"
+	"  exec_stack INTEGER NOT NULL DEFAULT 0,\n"
+	"  soname TEXT,\n"
+	"  rpath TEXT,\n"
+	"  runpath TEXT,\n"
+	"  risks INTEGER NOT NULL DEFAULT 0,\n"
+	"  package TEXT,\n"
+	"  package_version TEXT,\n"
+	"  package_source TEXT,\n"
+	"  error TEXT,\n"
+	"  first_seen_us INTEGER NOT NULL,\n"
+	"  last_seen_us INTEGER NOT NULL,\n"
+	"  last_scan INTEGER REFERENCES scans(id) ON DELETE SET NULL\n"
+	");\n"
+	"CREATE INDEX objects_identity ON objects(identity);\n"
+	"CREATE INDEX objects_package ON objects(package);\n"
+	"CREATE INDEX objects_soname ON objects(soname);\n"
+
+	"CREATE TABLE needed (\n"
+	"  object INTEGER NOT NULL REFERENCES objects(id) ON DELETE CASCADE,\n"
+	"  idx INTEGER NOT NULL,\n"
+	"  name TEXT NOT NULL,\n"
+	"  PRIMARY KEY (object, idx)\n"
+	") WITHOUT ROWID;\n"
+
+	/* The file's own risk signals; detail is the imported symbol, the JIT
+	 * soname, or ''.  Closure-wide risks live in verdicts.risks. */
+	"CREATE TABLE risks (\n"
+	"  object INTEGER NOT NULL REFERENCES objects(id) ON DELETE CASCADE,\n"
+	"  kind TEXT NOT NULL,\n"
+	"  detail TEXT NOT NULL DEFAULT '',\n"
+	"  PRIMARY KEY (object, kind, detail)\n"
+	") WITHOUT ROWID;\n"
+
+	/* The DT_NEEDED closure of each executable in load order; resolved_path
+	 * keeps the answer even if that object's row goes away. */
+	"CREATE TABLE closure (\n"
+	"  object INTEGER NOT NULL REFERENCES objects(id) ON DELETE CASCADE,\n"
+	"  idx INTEGER NOT NULL,\n"
+	"  name TEXT NOT NULL,\n"
+	"  resolved INTEGER REFERENCES objects(id) ON DELETE SET NULL,\n"
+	"  resolved_path TEXT,\n"
+	"  via TEXT NOT NULL,\n"
+	"  depth INTEGER NOT NULL,\n"
+	"  parent INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (object, idx)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE INDEX closure_resolved ON closure(resolved);\n"
+
+	"CREATE TABLE verdicts (\n"
+	"  object INTEGER PRIMARY KEY REFERENCES objects(id) ON DELETE CASCADE,\n"
+	"  verdict TEXT NOT NULL,\n"
+	"  reason_idx INTEGER NOT NULL DEFAULT 0,\n"
+	"  reason_name TEXT,\n"
+	"  reason_path TEXT,\n"
+	"  reason_object INTEGER REFERENCES objects(id) ON DELETE SET NULL,\n"
+	"  risks INTEGER NOT NULL DEFAULT 0,\n"
+	"  closure_size INTEGER NOT NULL DEFAULT 0,\n"
+	"  closure_hash INTEGER NOT NULL DEFAULT 0,\n"
+	"  scan INTEGER REFERENCES scans(id) ON DELETE SET NULL\n"
+	");\n"
+	"CREATE INDEX verdicts_verdict ON verdicts(verdict);\n"
+
+	/* A process start the preload (or verify, or the census) reported.
+	 * identity outlives the object row: evidence belongs to the build. */
+	"CREATE TABLE runs (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  identity TEXT NOT NULL,\n"
+	"  object INTEGER REFERENCES objects(id) ON DELETE SET NULL,\n"
+	"  build_id TEXT,\n"
+	"  exe_path TEXT,\n"
+	"  pid INTEGER,\n"
+	"  started_us INTEGER NOT NULL,\n"
+	"  ended_us INTEGER,\n"
+	"  mode_requested TEXT,\n" /* off / audit / enforce */
+	"  mode_applied TEXT,\n"
+	"  enabled_by TEXT,\n" /* preload / libc / NULL */
+	"  locked INTEGER NOT NULL DEFAULT 0,\n"
+	"  error INTEGER NOT NULL DEFAULT 0,\n" /* errno the preload reported */
+	"  exit_status INTEGER,\n"
+	"  exit_signal INTEGER,\n"
+	"  violations INTEGER NOT NULL DEFAULT 0,\n"
+	"  source TEXT NOT NULL\n" /* preload / verify / census */
+	");\n"
+	"CREATE INDEX runs_identity ON runs(identity, started_us);\n"
+	"CREATE INDEX runs_pid ON runs(pid, started_us);\n"
+
+	/* One row per violation however many sources saw it: sources is a
+	 * bit mask (1 audit record, 2 kmsg, 4 core dump, 8 ptrace,
+	 * 16 ANOM_ABEND hint) and dedup_key what they agree on. */
+	"CREATE TABLE violations (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  time_us INTEGER NOT NULL,\n"
+	"  pid INTEGER,\n"
+	"  tid INTEGER,\n"
+	"  comm TEXT,\n"
+	"  exe_path TEXT,\n"
+	"  identity TEXT,\n"
+	"  build_id TEXT,\n"
+	"  object INTEGER REFERENCES objects(id) ON DELETE SET NULL,\n"
+	"  package TEXT,\n"
+	"  package_version TEXT,\n"
+	"  ip INTEGER,\n"
+	"  sp INTEGER,\n"
+	"  ssp INTEGER,\n"
+	"  ip_object TEXT,\n"
+	"  ip_offset INTEGER,\n"
+	"  ret_addr INTEGER,\n" /* the expected return address (top of the shadow stack) */
+	"  ret_object TEXT,\n"
+	"  ret_offset INTEGER,\n"
+	"  kind TEXT,\n" /* "near ret", "far/iret", ... */
+	"  error_code INTEGER,\n"
+	"  mode TEXT,\n" /* enforce / audit */
+	"  action TEXT,\n" /* killed / continued */
+	"  sources INTEGER NOT NULL DEFAULT 0,\n"
+	"  dedup_key TEXT UNIQUE,\n"
+	"  run INTEGER REFERENCES runs(id) ON DELETE SET NULL\n"
+	");\n"
+	"CREATE INDEX violations_time ON violations(time_us);\n"
+	"CREATE INDEX violations_identity ON violations(identity);\n"
+
+	"CREATE TABLE overrides (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  match TEXT NOT NULL,\n" /* path / package / build-id */
+	"  value TEXT NOT NULL,\n"
+	"  action TEXT NOT NULL,\n" /* allow / deny / audit-only / trust-marking */
+	"  reason TEXT NOT NULL,\n"
+	"  user TEXT,\n"
+	"  uid INTEGER,\n"
+	"  time_us INTEGER NOT NULL,\n"
+	"  UNIQUE (match, value)\n"
+	");\n"
+
+	/* The decision engine's state per executable identity. */
+	"CREATE TABLE decisions (\n"
+	"  identity TEXT PRIMARY KEY,\n"
+	"  object INTEGER REFERENCES objects(id) ON DELETE SET NULL,\n"
+	"  path TEXT,\n"
+	"  state TEXT NOT NULL CHECK (state IN\n"
+	"    ('ineligible', 'candidate', 'auditing', 'verified', 'quarantined')),\n"
+	"  decision TEXT NOT NULL CHECK (decision IN ('off', 'audit', 'enforce')),\n"
+	"  since_us INTEGER NOT NULL,\n"
+	"  reason TEXT,\n"
+	"  override INTEGER REFERENCES overrides(id) ON DELETE SET NULL\n"
+	") WITHOUT ROWID;\n"
+	"CREATE INDEX decisions_state ON decisions(state);\n"
+
+	"CREATE TABLE decision_history (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  identity TEXT NOT NULL,\n"
+	"  time_us INTEGER NOT NULL,\n"
+	"  old_state TEXT,\n"
+	"  new_state TEXT NOT NULL,\n"
+	"  old_decision TEXT,\n"
+	"  new_decision TEXT NOT NULL,\n"
+	"  reason TEXT NOT NULL,\n"
+	"  evidence TEXT,\n" /* JSON: the runs/days/violation that caused it */
+	"  violation INTEGER REFERENCES violations(id) ON DELETE SET NULL,\n"
+	"  override INTEGER REFERENCES overrides(id) ON DELETE SET NULL\n"
+	");\n"
+	"CREATE INDEX decision_history_identity ON decision_history(identity, time_us);\n"
+
+	"CREATE TABLE stage_history (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  time_us INTEGER NOT NULL,\n"
+	"  old_stage TEXT,\n"
+	"  new_stage TEXT NOT NULL,\n"
+	"  user TEXT,\n"
+	"  uid INTEGER,\n"
+	"  reason TEXT\n"
+	");\n";
+
+const char *const db_migrations[] = {
+	migration_1,
+};
+const size_t db_n_migrations = ELEMENTSOF(db_migrations);
