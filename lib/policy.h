@@ -58,6 +58,10 @@ enum shstk_dlopen_policy {
 /* The risk signals of elfinfo.h, by bit number. */
 #define SHSTK_RISK_COUNT 5
 
+/* The policy in force: SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME (config.h);
+ * when it does not exist, shstk_policy_default() applies. */
+#define SHSTK_POLICY_BASENAME "policy.conf"
+
 #define SHSTK_POLICY_RULE_NAME_MAX 32
 #define SHSTK_POLICY_MAX_RULES 4096
 
