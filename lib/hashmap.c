@@ -17,6 +17,14 @@ uint64_t shstk_hash_bytes(const void *key, size_t len)
 		h ^= p[i];
 		h *= UINT64_C(0x100000001b3);
 	}
+	/* FNV's low bits are weak for keys that differ only at the end (paths
+	 * in one directory); the table index is the low bits, so mix them
+	 * (MurmurHash3's fmix64) or linear probing builds long clusters. */
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
 	return h;
 }
 
@@ -73,23 +81,28 @@ static int grow(struct shstk_hmap *m, size_t want)
 	return 0;
 }
 
-int shstk_hmap_put(struct shstk_hmap *m, const void *key, size_t len, void *value)
+void **shstk_hmap_ref(struct shstk_hmap *m, const void *key, size_t len)
 {
 	struct shstk_hmap_slot *s;
 	uint64_t h = shstk_hash_bytes(key, len);
 
-	if (m->n + 1 > m->cap / 4 * 3) {
-		int r = grow(m, m->n + 1);
-
-		if (r < 0)
-			return r;
-	}
+	if (m->n + 1 > m->cap / 4 * 3 && grow(m, m->n + 1) < 0)
+		return NULL;
 	s = find(m, key, len, h);
 	if (!s->key) {
 		m->n++;
 		*s = (struct shstk_hmap_slot){ .key = key, .len = len, .hash = h };
 	}
-	s->value = value;
+	return &s->value;
+}
+
+int shstk_hmap_put(struct shstk_hmap *m, const void *key, size_t len, void *value)
+{
+	void **v = shstk_hmap_ref(m, key, len);
+
+	if (!v)
+		return -ENOMEM;
+	*v = value;
 	return 0;
 }
 

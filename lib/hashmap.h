@@ -33,6 +33,12 @@ void *shstk_hmap_gets(const struct shstk_hmap *m, const char *key);
 int shstk_hmap_put(struct shstk_hmap *m, const void *key, size_t len, void *value);
 int shstk_hmap_puts(struct shstk_hmap *m, const char *key, void *value);
 
+/*
+ * The value slot for @key, created (holding NULL) when the key is new: one
+ * hash and one probe for a look-up-then-insert.  NULL on ENOMEM.
+ */
+void **shstk_hmap_ref(struct shstk_hmap *m, const void *key, size_t len);
+
 /* Makes room so that the next @extra puts of new keys cannot fail. */
 int shstk_hmap_reserve(struct shstk_hmap *m, size_t extra);
 

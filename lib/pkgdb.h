@@ -30,6 +30,11 @@ int shstk_pkgdb_open(const char *root, struct shstk_pkgdb **ret);
  */
 int shstk_pkgdb_owner(struct shstk_pkgdb *db, const char *path, struct shstk_pkg *ret);
 
+/* How many installed dpkg packages were loaded; whether an rpm database
+ * was found and opened. */
+size_t shstk_pkgdb_dpkg_count(const struct shstk_pkgdb *db);
+bool shstk_pkgdb_has_rpm(const struct shstk_pkgdb *db);
+
 void shstk_pkgdb_free(struct shstk_pkgdb *db);
 
 #endif
