@@ -613,7 +613,7 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 		(void)parse_abs_path(c, col, key, v, &p->allowlist);
 		break;
 	case K_PATH:
-		(void)parse_abs_path(c, col, "a path glob", v, &cur_rule(c)->path);
+		(void)parse_abs_path(c, col, key, v, &cur_rule(c)->path);
 		break;
 	case K_PACKAGE:
 		(void)parse_package(c, col, v, &cur_rule(c)->package);
@@ -828,6 +828,21 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
+/* Rule checks run when the rule ends, after its keys: put errors in line
+ * order (stable, so that one line's errors keep their order). */
+static void errors_sort(struct shstk_policy_errors *e)
+{
+	for (size_t i = 1; i < e->n; i++) {
+		struct shstk_policy_error t = e->e[i];
+		size_t j = i;
+
+		for (; j > 0 && (e->e[j - 1].line > t.line ||
+				 (e->e[j - 1].line == t.line && e->e[j - 1].column > t.column)); j--)
+			e->e[j] = e->e[j - 1];
+		e->e[j] = t;
+	}
+}
+
 static bool has_error_at(const struct shstk_policy_errors *e, unsigned line)
 {
 	for (size_t i = 0; i < e->n; i++)
@@ -873,8 +888,10 @@ int shstk_policy_parse(const char *text, size_t len, struct shstk_policy **ret,
 		perr(&c, c.days_line ? c.days_line : c.runs_line, c.days_line ? c.days_col : c.runs_col,
 		     "distinct-days (%u) is more than clean-runs (%u): no binary could be promoted",
 		     p->distinct_days, p->clean_runs);
-	if (errs->n_total)
+	if (errs->n_total) {
+		errors_sort(errs);
 		return -EBADMSG;
+	}
 	*ret = TAKE_PTR(p);
 	return 0;
 }

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Golden tests of `shstkctl policy` (OpenBSD regress style): every
+# tests/policy/bad-*.conf is rejected with exit status 1 and exactly the
+# errors of its .expected file; every good-*.conf is accepted and its
+# effective policy is exactly its .expected file; the shipped policies are
+# valid; usage and I/O errors give their documented exit codes.
+set -u
+: "${SHSTK_BUILDDIR:?}" "${SHSTK_SRCDIR:?}"
+ctl=$SHSTK_BUILDDIR/cli/shstkctl
+if ! [ -x "$ctl" ] || ! "$ctl" policy --help >/dev/null 2>&1; then
+	echo "SKIP: shstkctl with the 'policy' command is not built"
+	exit 77
+fi
+W=$(mktemp -d /tmp/test-policy.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+fails=0 cases=0
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# Run with relative names from the cases' directory: the file names are part
+# of the expected output.
+cd "$SHSTK_SRCDIR/tests/policy" || exit 1
+
+for conf in good-*.conf bad-*.conf; do
+	exp=${conf%.conf}.expected
+	cases=$((cases + 1))
+	if ! [ -f "$exp" ]; then
+		fail "$conf: no $exp"
+		continue
+	fi
+	case $conf in
+	good-*)
+		"$ctl" policy check --print "$conf" >"$W/out" 2>"$W/err"
+		rc=$?
+		[ $rc -eq 0 ] || fail "$conf: exit status $rc, want 0: $(cat "$W/err")"
+		[ -s "$W/err" ] && fail "$conf: unexpected stderr: $(cat "$W/err")"
+		# The printed policy must itself be a valid policy printing the same.
+		"$ctl" policy check --print "$W/out" >"$W/again" 2>&1 ||
+			fail "$conf: printed policy does not parse back"
+		cmp -s "$W/out" "$W/again" || fail "$conf: printed policy does not round-trip"
+		;;
+	bad-*)
+		"$ctl" policy check "$conf" >"$W/stdout" 2>"$W/out"
+		rc=$?
+		[ $rc -eq 1 ] || fail "$conf: exit status $rc, want 1"
+		[ -s "$W/stdout" ] && fail "$conf: a bad file printed to stdout: $(cat "$W/stdout")"
+		;;
+	esac
+	diff -u "$exp" "$W/out" >"$W/diff" || fail "$conf: output differs from $exp:
+$(cat "$W/diff")"
+done
+[ $cases -ge 10 ] || fail "only $cases cases found in tests/policy"
+
+# The shipped policies are valid, and `show --policy` prints what
+# `check --print` prints, after one comment line naming the file.
+for conf in "$SHSTK_SRCDIR"/policies/default.conf "$SHSTK_SRCDIR"/policies/examples/*.conf; do
+	out=$("$ctl" policy check "$conf" 2>&1)
+	[ "$out" = "$conf: ok" ] || fail "shipped $conf: $out"
+	"$ctl" policy check --print "$conf" >"$W/a" 2>&1
+	"$ctl" policy show --policy "$conf" >"$W/b" 2>&1 || fail "show --policy $conf failed"
+	[ "$(head -n1 "$W/b")" = "# policy from $conf" ] || fail "show --policy $conf: bad first line"
+	tail -n +2 "$W/b" | cmp -s - "$W/a" || fail "show and check --print differ for $conf"
+done
+
+# Several files: all checked, failure if any is bad.
+"$ctl" policy check good-full.conf bad-value.conf >"$W/out" 2>"$W/err"
+rc=$?
+[ $rc -eq 1 ] || fail "check good+bad: exit status $rc, want 1"
+grep -qx 'good-full.conf: ok' "$W/out" || fail "check good+bad: good file not reported ok"
+grep -q '^bad-value.conf:2:9: ' "$W/err" || fail "check good+bad: bad file's errors missing"
+
+# Exit codes: 2 for usage errors, 1 for files that cannot be read.
+"$ctl" policy >/dev/null 2>&1
+[ $? -eq 2 ] || fail "'policy' without a command: want exit status 2"
+"$ctl" policy check >/dev/null 2>&1
+[ $? -eq 2 ] || fail "'policy check' without FILE: want exit status 2"
+"$ctl" policy frobnicate >/dev/null 2>&1
+[ $? -eq 2 ] || fail "'policy frobnicate': want exit status 2"
+"$ctl" policy show extra >/dev/null 2>&1
+[ $? -eq 2 ] || fail "'policy show extra': want exit status 2"
+"$ctl" policy check "$W/missing.conf" 2>"$W/err"
+[ $? -eq 1 ] || fail "missing file: want exit status 1"
+grep -q "missing.conf: No such file or directory" "$W/err" || fail "missing file: $(cat "$W/err")"
+"$ctl" policy check "$W" 2>"$W/err"
+[ $? -eq 1 ] || fail "directory: want exit status 1"
+grep -q "not a regular file" "$W/err" || fail "directory: $(cat "$W/err")"
+"$ctl" policy --help | grep -q "policy check" || fail "--help does not describe check"
+
+if [ $fails -ne 0 ]; then
+	echo "$fails failure(s)"
+	exit 1
+fi
+echo "ok: $cases golden cases, shipped policies, exit codes"
