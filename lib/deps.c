@@ -104,7 +104,7 @@ struct shstk_resolver {
 	struct shstk_hmap probes; /* textual path → struct probe */
 	struct shstk_hmap by_path; /* canonical path → struct objbox */
 	struct shstk_hmap by_id;   /* struct fid → struct objbox */
-	struct shstk_hmap tails;   /* "class:machine:name" → struct tail */
+	struct shstk_hmap tails;   /* "class:machine:$LIB:name" → struct tail */
 	char **owned;              /* strings that only serve as map keys */
 	size_t n_owned;
 };
@@ -905,7 +905,8 @@ static int search_tail(struct ctx *c, const char *name, struct found *f, enum sh
 	enum shstk_found_via v = SHSTK_VIA_MISSING;
 	int k = 0;
 
-	if (asprintf(&key, "%u:%u:%s", c->abi->cls, c->abi->machine, name) < 0)
+	/* $LIB tells the i386 profiles (lib32, multiarch) apart. */
+	if (asprintf(&key, "%u:%u:%s:%s", c->abi->cls, c->abi->machine, c->abi->lib, name) < 0)
 		return -ENOMEM;
 	t = shstk_hmap_gets(&r->tails, key);
 	if (!t) {
