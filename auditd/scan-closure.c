@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The scanner's closure phase: every executable under the roots gets its
+ * DT_NEEDED closure and verdict from the shared resolver (lib/deps.h).
+ * The resolver is fed from what the walk read and, for files the walk
+ * reused, from their database rows, so no file is read twice and an
+ * unchanged file is not read at all.  A closure whose hash matches the
+ * stored one is not rewritten, and when nothing changed since the last scan
+ * (no file added, changed or removed, same ld.so.cache, every executable
+ * has a verdict) the phase is skipped.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "scan-writer.h"
+
+struct exe {
+	int64_t id;
+	uint64_t hash;
+	char *path;
+};
+
+struct idrec {
+	int64_t id;
+	char path[];
+};
+
+struct closure_ctx {
+	struct scan_ctx *c;
+	struct shstk_hmap ids; /* path → struct idrec */
+	struct exe *exes;
+	size_t n_exes;
+};
+
+static void closure_ctx_done(struct closure_ctx *k)
+{
+	for (size_t i = 0; i < k->ids.cap; i++)
+		free(k->ids.slots[i].value);
+	shstk_hmap_done(&k->ids);
+	for (size_t i = 0; i < k->n_exes; i++)
+		free(k->exes[i].path);
+	free(k->exes);
+}
+
+static int id_put(struct closure_ctx *k, const char *path, int64_t id)
+{
+	size_t n = strlen(path) + 1;
+	struct idrec *rec;
+
+	if (shstk_hmap_gets(&k->ids, path))
+		return 0;
+	rec = malloc(sizeof(*rec) + n);
+	if (!rec)
+		return -ENOMEM;
+	rec->id = id;
+	memcpy(rec->path, path, n);
+	if (shstk_hmap_puts(&k->ids, rec->path, rec) < 0) {
+		free(rec);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static enum shstk_elf_kind kind_from_name(const char *s)
+{
+	for (enum shstk_elf_kind k = SHSTK_ELF_KIND_OTHER; k <= SHSTK_ELF_KIND_SHLIB; k++)
+		if (s && strcmp(s, shstk_elf_kind_name(k)) == 0)
+			return k;
+	return SHSTK_ELF_KIND_OTHER;
+}
+
+static int dup_opt(const char *s, char **ret)
+{
+	*ret = NULL;
+	if (!s)
+		return 0;
+	*ret = strdup(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* Rebuilds the facts the resolver uses from a database row. */
+static int info_from_row(const struct shstk_db_object *o, struct shstk_elf_info *ret)
+{
+	struct shstk_elf_info i = {
+		.elf_class = (uint8_t)o->elf_class,
+		.machine = (uint16_t)o->machine,
+		.e_type = (uint16_t)o->e_type,
+		.kind = kind_from_name(o->kind),
+		.is_static = o->is_static,
+		.has_x86_feature = o->has_x86_feature,
+		.x86_feature_1 = o->x86_feature_1,
+		.has_gnu_stack = o->has_gnu_stack,
+		.exec_stack = o->exec_stack,
+		.risks = o->risks,
+	};
+	int r = 0;
+
+	if (o->n_needed > 0) {
+		i.needed = calloc(o->n_needed, sizeof(*i.needed));
+		if (!i.needed)
+			return -ENOMEM;
+		i.n_needed = o->n_needed;
+		for (size_t j = 0; r >= 0 && j < o->n_needed; j++)
+			r = dup_opt(o->needed[j], &i.needed[j]);
+	}
+	if (r >= 0)
+		r = dup_opt(o->interp, &i.interp);
+	if (r >= 0)
+		r = dup_opt(o->soname, &i.soname);
+	if (r >= 0)
+		r = dup_opt(o->rpath, &i.rpath);
+	if (r >= 0)
+		r = dup_opt(o->runpath, &i.runpath);
+	if (r < 0) {
+		shstk_elf_info_done(&i);
+		return r;
+	}
+	*ret = i;
+	return 0;
+}
+
+static void stat_from(uint64_t dev, uint64_t ino, int64_t size, int64_t mtime_ns, int64_t ctime_ns, uint32_t mode,
+		      struct stat *st)
+{
+	*st = (struct stat){ 0 };
+	st->st_dev = (dev_t)dev;
+	st->st_ino = (ino_t)ino;
+	st->st_size = size;
+	st->st_mode = mode;
+	st->st_mtim.tv_sec = mtime_ns / 1000000000;
+	st->st_mtim.tv_nsec = mtime_ns % 1000000000;
+	st->st_ctim.tv_sec = ctime_ns / 1000000000;
+	st->st_ctim.tv_nsec = ctime_ns % 1000000000;
+}
+
+static int feed_row(const struct shstk_db_object *o, void *ud)
+{
+	static const int format_error[] = {
+		[SHSTK_DB_NOT_ELF] = -ENOEXEC,
+		[SHSTK_DB_BAD_ELF] = -EBADMSG,
+		[SHSTK_DB_UNREADABLE] = -EIO,
+	};
+	struct closure_ctx *k = ud;
+	struct shstk_elf_info info;
+	struct stat st;
+	int error, r;
+
+	r = id_put(k, o->path, o->id);
+	if (r < 0)
+		return r;
+	stat_from(o->dev, o->ino, o->size, o->mtime_ns, o->ctime_ns, o->mode, &st);
+	if (o->format != SHSTK_DB_ELF) {
+		error = o->format >= 0 && o->format <= SHSTK_DB_UNREADABLE ? format_error[o->format] : -EIO;
+		return shstk_resolver_add(k->c->resolver, o->path, &st, error, o->error, NULL, NULL);
+	}
+	/* Objects the walk read are in the resolver already (it keys them by
+	 * dev/ino and drops this copy); the rest come from their rows. */
+	r = info_from_row(o, &info);
+	if (r < 0)
+		return r;
+	r = shstk_resolver_add(k->c->resolver, o->path, &st, 0, NULL, &info, NULL);
+	if (r < 0) {
+		shstk_elf_info_done(&info);
+		return r;
+	}
+	if (o->kind && (strcmp(o->kind, "exec") == 0 || strcmp(o->kind, "pie") == 0)) {
+		struct exe *v = realloc(k->exes, (k->n_exes + 1) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		k->exes = v;
+		v[k->n_exes] = (struct exe){ .id = o->id, .hash = o->closure_hash, .path = strdup(o->path) };
+		if (!v[k->n_exes].path)
+			return -ENOMEM;
+		k->n_exes++;
+	}
+	return 0;
+}
+
+/* The database id of a closure object; records objects outside the roots. */
+static int object_id(struct closure_ctx *k, const struct shstk_object *obj, int64_t *ret)
+{
+	struct shstk_db_object o;
+	struct idrec *rec = shstk_hmap_gets(&k->ids, obj->path);
+	struct stat st;
+	int64_t id;
+	int r;
+
+	if (rec) {
+		*ret = rec->id;
+		return 0;
+	}
+	stat_from((uint64_t)obj->dev, (uint64_t)obj->ino, obj->size, obj->mtime_ns, obj->ctime_ns, S_IFREG, &st);
+	shstk_db_object_fill(&o, obj->path, &st, obj->error, obj->errmsg, &obj->info);
+	scan_attribute(k->c, &o);
+	r = shstk_db_object_upsert(k->c->db, &o, k->c->scan_id, k->c->now_us, &id);
+	if (r < 0)
+		return r;
+	*ret = id;
+	return id_put(k, obj->path, id);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+	return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "\xff", 1);
+}
+
+static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, const struct shstk_db_verdict *v)
+{
+	uint64_t h = 14695981039346656037ull;
+	int64_t num[3];
+
+	h = fnv_str(h, v->verdict);
+	num[0] = v->reason_idx;
+	num[1] = v->risks;
+	num[2] = (int64_t)n;
+	h = fnv(h, num, sizeof(num));
+	for (size_t i = 0; i < n; i++) {
+		h = fnv_str(h, rows[i].name);
+		h = fnv_str(h, rows[i].resolved_path);
+		h = fnv_str(h, rows[i].via);
+		num[0] = rows[i].resolved;
+		num[1] = rows[i].depth;
+		num[2] = rows[i].parent;
+		h = fnv(h, num, sizeof(num));
+	}
+	/* 0 means "no verdict" in the database. */
+	return h ? h : 1;
+}
+
+static int one_closure(struct closure_ctx *k, const struct exe *e)
+{
+	struct scan_ctx *c = k->c;
+	struct shstk_closure cl;
+	_cleanup_free_ struct shstk_db_closure_row *rows = NULL;
+	struct shstk_db_verdict v;
+	int r;
+
+	r = shstk_resolver_closure(c->resolver, e->path, &cl);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0; /* gone since the walk: the next scan removes it */
+	c->stats->closures++;
+	rows = calloc(cl.n ? cl.n : 1, sizeof(*rows));
+	if (!rows) {
+		shstk_closure_done(&cl);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; r >= 0 && i < cl.n; i++) {
+		const struct shstk_closure_entry *en = &cl.entries[i];
+
+		rows[i] = (struct shstk_db_closure_row){
+			.idx = (uint32_t)i,
+			.name = en->name,
+			.resolved_path = en->obj ? en->obj->path : NULL,
+			.via = shstk_found_via_name(en->via),
+			.depth = en->depth,
+			.parent = (uint32_t)en->parent,
+		};
+		if (en->obj)
+			r = object_id(k, en->obj, &rows[i].resolved);
+	}
+	if (r >= 0) {
+		v = (struct shstk_db_verdict){
+			.object = e->id,
+			.verdict = shstk_verdict_name(cl.verdict),
+			.reason_idx = (uint32_t)cl.reason,
+			.risks = cl.risks,
+			.closure_size = (uint32_t)cl.n,
+			.scan = c->scan_id,
+		};
+		if (cl.verdict != SHSTK_ELIGIBLE && cl.reason < cl.n) {
+			v.reason_name = rows[cl.reason].name;
+			v.reason_path = rows[cl.reason].resolved_path;
+			v.reason_object = rows[cl.reason].resolved;
+		}
+		v.closure_hash = closure_hash(rows, cl.n, &v);
+		if (v.closure_hash != e->hash) {
+			r = shstk_db_closure_replace(c->db, e->id, rows, cl.n, &v);
+			if (r >= 0) {
+				c->stats->closures_written++;
+				r = scan_batch_tick(c);
+			}
+		}
+	}
+	shstk_closure_done(&cl);
+	return r;
+}
+
+/* "dev:ino:size:mtime" of the sysroot's ld.so.cache: a changed cache changes closures. */
+static void ldcache_stamp(const struct scan_ctx *c, char *buf, size_t len)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/etc/ld.so.cache", c->sysroot);
+	if (stat(path, &st) < 0)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 ".%09ld", (uint64_t)st.st_dev,
+			 (uint64_t)st.st_ino, (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+static int need_closures(struct scan_ctx *c, const char *key, const char *stamp)
+{
+	_cleanup_free_ char *old = NULL;
+	uint64_t missing;
+	int r;
+
+	if (c->opts->force_closures || c->stats->added || c->stats->changed || c->stats->removed)
+		return 1;
+	r = shstk_db_meta_get(c->db, key, &old);
+	if (r <= 0 || strcmp(old, stamp) != 0)
+		return r < 0 ? r : 1;
+	for (size_t i = 0; i < c->n_roots; i++) {
+		r = shstk_db_count_without_verdict(c->db, c->roots[i], &missing);
+		if (r < 0)
+			return r;
+		if (missing > 0)
+			return 1;
+	}
+	return 0;
+}
+
+int scan_closures(struct scan_ctx *c)
+{
+	struct closure_ctx k = { .c = c };
+	_cleanup_free_ char *key = NULL;
+	char stamp[128];
+	int r;
+
+	ldcache_stamp(c, stamp, sizeof(stamp));
+	if (asprintf(&key, "ldcache-stamp:%s", c->sysroot) < 0)
+		return -ENOMEM;
+	r = need_closures(c, key, stamp);
+	if (r <= 0)
+		return r;
+	for (size_t i = 0; r >= 0 && i < c->n_roots; i++)
+		r = shstk_db_objects_foreach(c->db, c->roots[i], 0, feed_row, &k);
+	c->closures_total = k.n_exes;
+	scan_progress(c, "closure", true);
+	if (r >= 0)
+		r = shstk_db_begin(c->db);
+	for (size_t i = 0; r >= 0 && i < k.n_exes; i++) {
+		r = one_closure(&k, &k.exes[i]);
+		c->closures_done = i + 1;
+		scan_progress(c, "closure", false);
+	}
+	if (r >= 0)
+		r = shstk_db_meta_set(c->db, key, stamp);
+	if (r >= 0)
+		r = shstk_db_commit(c->db);
+	else
+		(void)shstk_db_rollback(c->db);
+	closure_ctx_done(&k);
+	return r;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Private to the scanner: the writer thread's state, shared by scan.c and scan-closure.c. */
+#ifndef SHSTK_SCAN_WRITER_H
+#define SHSTK_SCAN_WRITER_H
+
+#include "deps.h"
+#include "pkgdb.h"
+#include "scan-internal.h"
+
+struct scan_ctx {
+	const struct shstk_scan_opts *opts;
+	struct shstk_db *db;
+	struct shstk_scan_stats *stats;
+	const char *sysroot; /* "" or a prefix without trailing '/' */
+	char **roots;
+	size_t n_roots;
+	unsigned batch, in_batch;
+	unsigned threads;
+	int64_t scan_id;
+	int64_t now_us;
+	double started, last_progress;
+	uint64_t closures_done, closures_total;
+	char progress_dir[256];
+
+	struct shstk_hmap known; /* path → struct known_file */
+	struct walk walk;
+	bool walk_started;
+	struct shstk_resolver *resolver;
+	struct shstk_pkgdb *pkgdb;
+};
+
+/* Counts one write; commits and opens the next transaction every batch. */
+int scan_batch_tick(struct scan_ctx *c);
+/* Fills o->package* from the package databases (opened on first use). */
+void scan_attribute(struct scan_ctx *c, struct shstk_db_object *o);
+void scan_progress(struct scan_ctx *c, const char *phase, bool force);
+/* The closure phase: verdicts for every executable under the roots. */
+int scan_closures(struct scan_ctx *c);
+
+#endif
