@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The shstkctl commands: one file cli/cmd-<name>.c each, defining
+ * cmd_<name>(argc, argv) with argv[0] the command's name.  Declared weak so
+ * that shstkctl links while a command's file is still being written; the
+ * dispatcher says "not implemented yet" for a command whose symbol is absent.
+ */
+#ifndef SHSTKCTL_COMMANDS_H
+#define SHSTKCTL_COMMANDS_H
+
+#define SHSTKCTL_CMD(name) int cmd_##name(int argc, char **argv) __attribute__((weak))
+
+SHSTKCTL_CMD(allowlist);
+SHSTKCTL_CMD(explain);
+SHSTKCTL_CMD(report);
+SHSTKCTL_CMD(scan);
+
+#endif

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Global options, the default database path and the one-line error messages of shstkctl. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "config.h"
+
+struct shstkctl_global shstkctl;
+
+const char *shstkctl_db_path(void)
+{
+	static char buf[4096];
+	const char *state, *home;
+
+	if (shstkctl.db_path)
+		return shstkctl.db_path;
+	if (geteuid() == 0)
+		return SHSTK_STATEDIR "/shstk.db";
+	/* XDG Base Directory: $XDG_STATE_HOME, default ~/.local/state; a
+	 * relative value is invalid and must be ignored. */
+	state = getenv("XDG_STATE_HOME");
+	if (state && state[0] == '/')
+		snprintf(buf, sizeof(buf), "%s/shstk-policy/shstk.db", state);
+	else if ((home = getenv("HOME")) && home[0] == '/')
+		snprintf(buf, sizeof(buf), "%s/.local/state/shstk-policy/shstk.db", home);
+	else
+		snprintf(buf, sizeof(buf), "shstk.db");
+	return buf;
+}
+
+static void vmsg(int err, const char *fmt, va_list ap)
+{
+	fputs("shstkctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+}
+
+int shstkctl_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+	return SHSTKCTL_EXIT_FAILURE;
+}
+
+int shstkctl_error_errno(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(err, fmt, ap);
+	va_end(ap);
+	return SHSTKCTL_EXIT_FAILURE;
+}
+
+int shstkctl_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(0, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'shstkctl %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	return SHSTKCTL_EXIT_USAGE;
+}
+
+int shstkctl_open_db(unsigned flags, struct shstk_db **ret)
+{
+	const char *path = shstkctl_db_path();
+	int r;
+
+	r = shstk_db_open(path, flags, ret);
+	if (r >= 0)
+		return SHSTKCTL_EXIT_OK;
+	if (r == -ENOENT && (flags & SHSTK_DB_READONLY))
+		return shstkctl_error("no database at %s; run 'shstkctl scan' first", path);
+	if (r == -ESTALE)
+		return shstkctl_error("database %s has an older schema; run 'shstkctl scan' to upgrade it", path);
+	if (r == -EPROTONOSUPPORT)
+		return shstkctl_error("database %s was written by a newer shstk-policy", path);
+	if (r == -EBADMSG)
+		return shstkctl_error("cannot open database %s: corrupt, or not an SQLite database", path);
+	return shstkctl_error_errno(r, "cannot open database %s", path);
+}
+
+bool shstkctl_progress_wanted(void)
+{
+	return !shstkctl.quiet && isatty(STDERR_FILENO);
+}

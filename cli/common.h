@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What every shstkctl command shares: global options, the database path, messages, exit codes. */
+#ifndef SHSTKCTL_COMMON_H
+#define SHSTKCTL_COMMON_H
+
+#include <stdbool.h>
+
+#include "db.h"
+#include "util.h"
+
+/* Exit codes (documented in `shstkctl --help`). */
+enum {
+	SHSTKCTL_EXIT_OK = 0,
+	SHSTKCTL_EXIT_FAILURE = 1, /* the operation failed */
+	SHSTKCTL_EXIT_USAGE = 2,   /* bad command line */
+};
+
+/* Options given before the command (and --db after it). */
+struct shstkctl_global {
+	const char *db_path; /* NULL: the default */
+	bool quiet;
+};
+
+extern struct shstkctl_global shstkctl;
+
+/* getopt_long value for --db in every command's option table. */
+#define SHSTKCTL_OPT_DB 0x1000
+#define SHSTKCTL_DB_OPTION { "db", required_argument, NULL, SHSTKCTL_OPT_DB }
+
+/* The database path: --db, else SHSTK_STATEDIR/shstk.db for root, else
+ * $XDG_STATE_HOME/shstk-policy/shstk.db (default ~/.local/state). Never NULL. */
+const char *shstkctl_db_path(void);
+
+/*
+ * Opens the database and prints the error once when it fails: a missing
+ * database opened read-only says how to create it.  Returns an exit code
+ * (SHSTKCTL_EXIT_OK on success).
+ */
+int shstkctl_open_db(unsigned flags, struct shstk_db **ret);
+
+/* "shstkctl: MSG\n" on stderr; the _errno variant appends ": strerror(-err)".
+ * Both return SHSTKCTL_EXIT_FAILURE for `return shstkctl_error(...)`. */
+_printf_(1, 2) int shstkctl_error(const char *fmt, ...);
+_printf_(2, 3) int shstkctl_error_errno(int err, const char *fmt, ...);
+
+/* Prints "usage error" hint and returns SHSTKCTL_EXIT_USAGE. */
+_printf_(2, 3) int shstkctl_usage_error(const char *cmd, const char *fmt, ...);
+
+/* Progress output goes to stderr only when it is a terminal and not -q. */
+bool shstkctl_progress_wanted(void);
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * shstkctl: the administrator's and packager's front end.  Global options,
+ * then a command dispatched from one sorted table (git.c's model); each
+ * command lives in cli/cmd-<name>.c.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "config.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Sorted by name; keep it so (the help lists it in this order). */
+static const struct command commands[] = {
+	{ "allowlist", cmd_allowlist, "print, verify or write an allowlist file" },
+	{ "explain", cmd_explain, "why a binary is or is not eligible for a shadow stack" },
+	{ "report", cmd_report, "summary of the scanned system: markings, verdicts, suspects" },
+	{ "scan", cmd_scan, "audit the installed binaries into the database" },
+};
+
+static void help(FILE *f)
+{
+	fputs("Usage: shstkctl [--db PATH] [-q] COMMAND [ARGS...]\n"
+	      "       shstkctl help COMMAND | shstkctl COMMAND --help\n"
+	      "       shstkctl --version\n"
+	      "\n"
+	      "Evidence-based enablement of x86-64 user-space shadow stacks (CET SHSTK):\n"
+	      "audits which binaries and libraries are marked SHSTK, resolves every\n"
+	      "executable's DT_NEEDED closure as the dynamic loader does, and records\n"
+	      "findings, runs, violations and decisions in an SQLite database.\n"
+	      "\n"
+	      "Commands:\n",
+	      f);
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+		fprintf(f, "  %-10s %s%s\n", commands[i].name, commands[i].summary,
+			commands[i].fn ? "" : " (not built)");
+	fputs("\n"
+	      "Global options:\n"
+	      "  --db PATH     the database (also accepted after the command). Default:\n"
+	      "                " SHSTK_STATEDIR "/shstk.db for root, otherwise\n"
+	      "                $XDG_STATE_HOME/shstk-policy/shstk.db (~/.local/state/...)\n"
+	      "  -q, --quiet   no progress output\n"
+	      "  -h, --help    this help\n"
+	      "  --version     print the version\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0  success\n"
+	      "  1  the operation failed (the message says why)\n"
+	      "  2  usage error\n"
+	      "  Commands may document further codes in their --help.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  shstkctl scan                  audit the standard directories\n"
+	      "  shstkctl report                what the scan found\n"
+	      "  shstkctl explain /usr/bin/ls   why ls is or is not eligible\n",
+	      f);
+}
+
+static const struct command *find(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int run(const struct command *c, int argc, char **argv)
+{
+	int r;
+
+	if (!c->fn)
+		return shstkctl_error("%s: not implemented yet", c->name);
+	/* Each command parses its own options with getopt from index 1. */
+	optind = 0;
+	r = c->fn(argc, argv);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return shstkctl_error_errno(-EIO, "writing output");
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "db", required_argument, NULL, SHSTKCTL_OPT_DB },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	const struct command *c;
+	int opt;
+
+	/* "+": stop at the command name; its options are its own. */
+	while ((opt = getopt_long(argc, argv, "+qh", options, NULL)) != -1) {
+		switch (opt) {
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg;
+			break;
+		case 'q':
+			shstkctl.quiet = true;
+			break;
+		case 'h':
+			help(stdout);
+			return SHSTKCTL_EXIT_OK;
+		case 'V':
+			printf("shstkctl %s\n", SHSTK_VERSION);
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error(NULL, "invalid global option");
+		}
+	}
+	if (optind >= argc) {
+		help(stderr);
+		return SHSTKCTL_EXIT_USAGE;
+	}
+	if (strcmp(argv[optind], "help") == 0) {
+		char *hargv[3];
+
+		if (optind + 1 >= argc) {
+			help(stdout);
+			return SHSTKCTL_EXIT_OK;
+		}
+		c = find(argv[optind + 1]);
+		if (!c)
+			return shstkctl_usage_error(NULL, "unknown command '%s'", argv[optind + 1]);
+		hargv[0] = argv[optind + 1];
+		hargv[1] = (char *)"--help";
+		hargv[2] = NULL;
+		return run(c, 2, hargv);
+	}
+	c = find(argv[optind]);
+	if (!c)
+		return shstkctl_usage_error(NULL, "unknown command '%s'", argv[optind]);
+	return run(c, argc - optind, argv + optind);
+}
