@@ -11,23 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
+#include "common.h"
 #include "config.h"
 #include "policy.h"
 
-#if __has_include("commands.h")
-#include "commands.h"
-#else
-int cmd_policy(int argc, char **argv);
-#endif
-
 #define POLICY_PATH SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME
-
-/* Exit codes, as documented in usage(). */
-enum {
-	EXIT_OK = 0,
-	EXIT_INVALID = 1,
-	EXIT_USAGE = 2,
-};
 
 static void usage(FILE *f)
 {
@@ -56,22 +45,19 @@ static int load(const char *path, bool missing_ok, struct shstk_policy **ret)
 	if (r == -EBADMSG)
 		shstk_policy_errors_print(&errs, path, stderr);
 	else if (r == -EINVAL)
-		fprintf(stderr, "shstkctl: %s: not a regular file\n", path);
+		shstkctl_error("%s: not a regular file", path);
 	else if (r == -EFBIG)
-		fprintf(stderr, "shstkctl: %s: too large for a policy (more than %d bytes)\n", path,
-			SHSTK_POLICY_FILE_MAX);
+		shstkctl_error("%s: too large for a policy (more than %d bytes)", path, SHSTK_POLICY_FILE_MAX);
 	else if (r < 0)
-		fprintf(stderr, "shstkctl: %s: %s\n", path, strerror(-r));
+		shstkctl_error_errno(r, "%s", path);
 	return r;
 }
 
 static int print_policy(const struct shstk_policy *p)
 {
-	if (shstk_policy_print(p, stdout) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "shstkctl: policy: cannot write the output\n");
-		return EXIT_INVALID;
-	}
-	return EXIT_OK;
+	if (shstk_policy_print(p, stdout) < 0 || fflush(stdout) != 0)
+		return shstkctl_error_errno(-EIO, "writing the policy");
+	return SHSTKCTL_EXIT_OK;
 }
 
 static int policy_check(int argc, char **argv)
@@ -82,9 +68,9 @@ static int policy_check(int argc, char **argv)
 		{},
 	};
 	bool print = false;
-	int c, rc = EXIT_OK;
+	int c, rc = SHSTKCTL_EXIT_OK;
 
-	optind = 1;
+	optind = 0; /* glibc: 0 also resets its internal state */
 	while ((c = getopt_long(argc, argv, "ph", options, NULL)) >= 0) {
 		switch (c) {
 		case 'p':
@@ -92,27 +78,23 @@ static int policy_check(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_OK;
+			return SHSTKCTL_EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return shstkctl_usage_error("policy", "policy check: invalid option");
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "shstkctl: policy check: no FILE given\n");
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return shstkctl_usage_error("policy", "policy check: no FILE given");
 	for (int i = optind; i < argc; i++) {
 		_cleanup_policy_ struct shstk_policy *p = NULL;
 
 		if (load(argv[i], false, &p) < 0) {
-			rc = EXIT_INVALID;
+			rc = SHSTKCTL_EXIT_FAILURE;
 			continue;
 		}
 		if (print) {
-			if (print_policy(p) != EXIT_OK)
-				return EXIT_INVALID;
+			if (print_policy(p) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_FAILURE;
 		} else {
 			printf("%s: ok\n", argv[i]);
 		}
@@ -131,7 +113,7 @@ static int policy_show(int argc, char **argv)
 	const char *path = NULL;
 	int c, r;
 
-	optind = 1;
+	optind = 0; /* glibc: 0 also resets its internal state */
 	while ((c = getopt_long(argc, argv, "P:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'P':
@@ -139,20 +121,16 @@ static int policy_show(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_OK;
+			return SHSTKCTL_EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return shstkctl_usage_error("policy", "policy show: invalid option");
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "shstkctl: policy show: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind < argc)
+		return shstkctl_usage_error("policy", "policy show: unexpected argument '%s'", argv[optind]);
 	if (path) {
 		if (load(path, false, &p) < 0)
-			return EXIT_INVALID;
+			return SHSTKCTL_EXIT_FAILURE;
 		printf("# policy from %s\n", path);
 		return print_policy(p);
 	}
@@ -160,15 +138,13 @@ static int policy_show(int argc, char **argv)
 	r = load(POLICY_PATH, true, &p);
 	if (r == -ENOENT) {
 		p = shstk_policy_default();
-		if (!p) {
-			fprintf(stderr, "shstkctl: out of memory\n");
-			return EXIT_INVALID;
-		}
+		if (!p)
+			return shstkctl_error_errno(-ENOMEM, "built-in policy");
 		printf("# built-in default policy (%s does not exist)\n", POLICY_PATH);
 		return print_policy(p);
 	}
 	if (r < 0)
-		return EXIT_INVALID;
+		return SHSTKCTL_EXIT_FAILURE;
 	printf("# policy from %s\n", POLICY_PATH);
 	return print_policy(p);
 }
@@ -177,17 +153,15 @@ int cmd_policy(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return SHSTKCTL_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
-		return EXIT_OK;
+		return SHSTKCTL_EXIT_OK;
 	}
 	if (strcmp(argv[1], "check") == 0)
 		return policy_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "show") == 0)
 		return policy_show(argc - 1, argv + 1);
-	fprintf(stderr, "shstkctl: policy: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return EXIT_USAGE;
+	return shstkctl_usage_error("policy", "policy: unknown command '%s'", argv[1]);
 }

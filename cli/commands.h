@@ -12,6 +12,7 @@
 
 SHSTKCTL_CMD(allowlist);
 SHSTKCTL_CMD(explain);
+SHSTKCTL_CMD(policy);
 SHSTKCTL_CMD(report);
 SHSTKCTL_CMD(scan);
 

@@ -22,6 +22,7 @@ struct command {
 static const struct command commands[] = {
 	{ "allowlist", cmd_allowlist, "print, verify or write an allowlist file" },
 	{ "explain", cmd_explain, "why a binary is or is not eligible for a shadow stack" },
+	{ "policy", cmd_policy, "check a policy file, show the policy in force" },
 	{ "report", cmd_report, "summary of the scanned system: markings, verdicts, suspects" },
 	{ "scan", cmd_scan, "audit the installed binaries into the database" },
 };

@@ -320,6 +320,37 @@ static bool text_ok(const char *s)
 	return true;
 }
 
+/*
+ * Text from the file for a message: at most 40 bytes cut at a character
+ * boundary, with "..." when cut, and every byte that could be a control
+ * character (any C0/DEL byte, and bytes >= 0x80 unless the text is valid
+ * UTF-8) shown as '?'.
+ */
+#define SHOW_MAX 40
+/* For a NUL-terminated string, inside a perr() argument list. */
+#define SHOWV(str) show((str), strlen(str), &(struct shown){ "" })
+struct shown {
+	char s[SHOW_MAX + 4];
+};
+
+static const char *show(const char *text, size_t len, struct shown *buf)
+{
+	_cleanup_free_ char *z = strndup(text, len);
+	bool utf8 = z && text_ok(z);
+	size_t n = len > SHOW_MAX ? SHOW_MAX : len;
+
+	if (utf8)
+		while (n < len && n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--; /* do not end inside a character */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		buf->s[i] = (ch < 0x20 || ch == 0x7f || (ch >= 0x80 && !utf8)) ? '?' : (char)ch;
+	}
+	strcpy(buf->s + n, n < len ? "..." : "");
+	return buf->s;
+}
+
 static int set_string(struct parse_ctx *c, char **slot, const char *value)
 {
 	char *s = strdup(value);
@@ -376,13 +407,14 @@ static void rule_begin(struct parse_ctx *c, const char *name, size_t len)
 {
 	struct shstk_policy *p = c->p;
 	struct shstk_policy_rule *r;
+	struct shown sh;
 	char *copy;
 
 	/* "stage" is what decide() reports when no rule decided. */
 	if (!rule_name_ok(name, len) || (len == 5 && memcmp(name, "stage", 5) == 0)) {
 		perr(c, c->sect_line, c->sect_col,
-		     "invalid rule name '%.*s': 1 to %d letters, digits, '.', '_' or '-', not 'stage'",
-		     (int)(len > 64 ? 64 : len), name, SHSTK_POLICY_RULE_NAME_MAX);
+		     "invalid rule name '%s': 1 to %d letters, digits, '.', '_' or '-', not 'stage'",
+		     show(name, len, &sh), SHSTK_POLICY_RULE_NAME_MAX);
 		c->sect = SECT_BROKEN;
 		return;
 	}
@@ -425,7 +457,13 @@ static void section_begin(struct parse_ctx *c, const char *name, size_t len, uns
 	c->sect = SECT_BROKEN;
 	/* inih keeps 49 bytes of a section name; ours are all shorter. */
 	if (len >= sizeof(c->sect_raw) || len >= 50) {
-		perr(c, c->lineno, col, "unknown section '%.40s...'", name);
+		struct shown sh;
+
+		if (strncmp(name, "rule", 4) == 0)
+			perr(c, c->lineno, col, "invalid rule name: 1 to %d letters, digits, '.', '_' or '-'",
+			     SHSTK_POLICY_RULE_NAME_MAX);
+		else
+			perr(c, c->lineno, col, "unknown section [%s]", show(name, len, &sh));
 		return;
 	}
 	memcpy(c->sect_raw, name, len);
@@ -488,7 +526,7 @@ static int parse_choice(struct parse_ctx *c, unsigned col, const char *key, cons
 
 	if (i < 0) {
 		names_list(names, n, list, sizeof(list));
-		perr(c, c->lineno, col, "invalid value '%.40s' for %s: expected %s", v, key, list);
+		perr(c, c->lineno, col, "invalid value '%s' for %s: expected %s", SHOWV(v), key, list);
 	}
 	return i;
 }
@@ -503,8 +541,8 @@ static int parse_uint(struct parse_ctx *c, unsigned col, const char *key, const 
 	for (i = 0; v[i] >= '0' && v[i] <= '9' && i < 10; i++)
 		n = n * 10 + (unsigned)(v[i] - '0');
 	if (i == 0 || v[i] != '\0' || n < min || n > max) {
-		perr(c, c->lineno, col, "invalid value '%.40s' for %s: expected a number from %u to %u",
-		     v, key, min, max);
+		perr(c, c->lineno, col, "invalid value '%s' for %s: expected a number from %u to %u",
+		     SHOWV(v), key, min, max);
 		return -EINVAL;
 	}
 	*ret = (unsigned)n;
@@ -521,14 +559,14 @@ static int parse_bool(struct parse_ctx *c, unsigned col, const char *key, const 
 		*ret = false;
 		return 0;
 	}
-	perr(c, c->lineno, col, "invalid value '%.40s' for %s: expected yes or no", v, key);
+	perr(c, c->lineno, col, "invalid value '%s' for %s: expected yes or no", SHOWV(v), key);
 	return -EINVAL;
 }
 
 static int parse_abs_path(struct parse_ctx *c, unsigned col, const char *key, const char *v, char **slot)
 {
 	if (v[0] != '/') {
-		perr(c, c->lineno, col, "invalid value '%.40s' for %s: expected an absolute path", v, key);
+		perr(c, c->lineno, col, "invalid value '%s' for %s: expected an absolute path", SHOWV(v), key);
 		return -EINVAL;
 	}
 	return set_string(c, slot, v);
@@ -542,7 +580,7 @@ static int parse_package(struct parse_ctx *c, unsigned col, const char *v, char 
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)v[i]) && !strchr(".+-_", v[i])) {
 			perr(c, c->lineno, col + (unsigned)i,
-			     "invalid package name '%.40s': letters, digits, '.', '+', '-' or '_' only", v);
+			     "invalid package name '%s': letters, digits, '.', '+', '-' or '_' only", SHOWV(v));
 			return -EINVAL;
 		}
 	if (n > 128) {
@@ -560,12 +598,12 @@ static int parse_build_id(struct parse_ctx *c, unsigned col, const char *v, char
 
 	for (size_t i = 0; i < n; i++)
 		if (!isxdigit((unsigned char)v[i])) {
-			perr(c, c->lineno, col + (unsigned)i, "invalid build-id '%.40s': hex digits only", v);
+			perr(c, c->lineno, col + (unsigned)i, "invalid build-id '%s': hex digits only", SHOWV(v));
 			return -EINVAL;
 		}
 	if (n < 2 || n % 2 || n > 2 * SHSTK_BUILD_ID_MAX) {
-		perr(c, c->lineno, col, "invalid build-id '%.40s': expected 2 to %d hex digits, an even number",
-		     v, 2 * SHSTK_BUILD_ID_MAX);
+		perr(c, c->lineno, col, "invalid build-id '%s': expected 2 to %d hex digits, an even number",
+		     SHOWV(v), 2 * SHSTK_BUILD_ID_MAX);
 		return -EINVAL;
 	}
 	r = set_string(c, slot, v);
@@ -691,9 +729,10 @@ static void on_key_value(struct parse_ctx *c, const char *section, const char *n
 		else if (!text_ok(name))
 			perr(c, c->lineno, kcol, "unknown key (control characters in its name)");
 		else if (c->sect == SECT_RULE)
-			perr(c, c->lineno, kcol, "unknown key '%.40s' in [rule \"%s\"]", name, cur_rule(c)->name);
+			perr(c, c->lineno, kcol, "unknown key '%s' in [rule \"%s\"]", SHOWV(name),
+			     cur_rule(c)->name);
 		else
-			perr(c, c->lineno, kcol, "unknown key '%.40s' in [%s]", name, c->sect_raw);
+			perr(c, c->lineno, kcol, "unknown key '%s' in [%s]", SHOWV(name), c->sect_raw);
 		return;
 	}
 	if (c->key_line[k]) {
@@ -723,8 +762,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		/* inih glues an indented line onto the previous key's value: almost
 		 * always an indented key meant as a key of its own. */
 		perr(c, c->lineno, (unsigned)line_start(c) + 1,
-		     "indented line continues the value of '%.40s': do not indent keys, values or headers",
-		     name);
+		     "indented line continues the value of '%s': do not indent keys, values or headers",
+		     SHOWV(name));
 		return 1;
 	}
 	c->after_key = true;
