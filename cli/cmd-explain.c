@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* shstkctl explain: why one binary is or is not eligible for a shadow stack, object by object. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "common.h"
+#include "deps.h"
+#include "json.h"
+#include "pkgdb.h"
+
+enum { EXPLAIN_EXIT_NOT_ELF = 3 };
+
+static void help(void)
+{
+	fputs("Usage: shstkctl explain [--format=table|json] [--live] [--root DIR] [--db PATH] PATH\n"
+	      "\n"
+	      "Explains why the binary at PATH is or is not eligible for a shadow stack:\n"
+	      "its ELF facts and x86 feature marking (SHSTK, IBT, and which note they came\n"
+	      "from), every object of its DT_NEEDED closure in the order the dynamic loader\n"
+	      "loads them, with each one's marking and how it was found (RPATH, RUNPATH,\n"
+	      "ld.so.cache, default directories), the first reason it is ineligible, and its\n"
+	      "risk signals (context-switching or longjmp imports, a JIT runtime in the\n"
+	      "closure, an executable stack, text relocations).\n"
+	      "\n"
+	      "The facts come from the database when PATH was scanned and has not changed\n"
+	      "since; otherwise (or with --live) they are computed now from the file system.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --format=FMT  'table' (default) or 'json'\n"
+	      "  --live        ignore the database, analyse the file now\n"
+	      "  --root DIR    analyse inside a guest root file system (implies --live)\n"
+	      "  --db PATH     the database (see 'shstkctl --help' for the default)\n"
+	      "  -h, --help    this help\n"
+	      "\n"
+	      "Exit status: 0 explained (eligible or not); 1 failure (missing file, unreadable\n"
+	      "database); 2 usage; 3 PATH is not an ELF file.\n"
+	      "\n"
+	      "Example:\n"
+	      "  shstkctl explain /usr/bin/node\n",
+	      stdout);
+}
+
+/* Strings copied out of database callbacks and the resolver, freed together. */
+struct pool {
+	char **s;
+	size_t n;
+};
+
+static const char *keep(struct pool *p, const char *s)
+{
+	char **v;
+	char *d;
+
+	if (!s)
+		return NULL;
+	v = reallocarray(p->s, p->n + 1, sizeof(char *));
+	if (!v)
+		return NULL;
+	p->s = v;
+	d = strdup(s);
+	if (d)
+		p->s[p->n++] = d;
+	return d;
+}
+
+static void pool_free(struct pool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->s[i]);
+	free(p->s);
+}
+
+struct risk_detail {
+	const char *kind, *detail;
+};
+
+struct explanation {
+	struct pool pool;
+	const char *source; /* where the facts came from */
+	struct shstk_db_object obj;
+	const char *verdict;
+	uint32_t reason_idx;
+	uint32_t risks; /* own + closure */
+	bool have_verdict;
+	struct shstk_db_closure_row *rows;
+	size_t n_rows;
+	struct risk_detail *risk_details;
+	size_t n_risk_details;
+};
+
+static void explanation_free(struct explanation *e)
+{
+	free(e->rows);
+	free(e->risk_details);
+	pool_free(&e->pool);
+}
+
+static int add_row(struct explanation *e, const struct shstk_db_closure_row *r)
+{
+	struct shstk_db_closure_row *v = reallocarray(e->rows, e->n_rows + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	e->rows = v;
+	v[e->n_rows] = *r;
+	v[e->n_rows].name = keep(&e->pool, r->name);
+	v[e->n_rows].resolved_path = keep(&e->pool, r->resolved_path);
+	v[e->n_rows].via = keep(&e->pool, r->via);
+	v[e->n_rows].soname = keep(&e->pool, r->soname);
+	v[e->n_rows].package = keep(&e->pool, r->package);
+	v[e->n_rows].error = keep(&e->pool, r->error);
+	e->n_rows++;
+	return 0;
+}
+
+static int add_risk(struct explanation *e, const char *kind, const char *detail)
+{
+	struct risk_detail *v = reallocarray(e->risk_details, e->n_risk_details + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	e->risk_details = v;
+	v[e->n_risk_details++] = (struct risk_detail){ keep(&e->pool, kind), keep(&e->pool, detail) };
+	return 0;
+}
+
+/* Copies the strings of a row the database lends for the callback's duration. */
+static void keep_object(struct explanation *e, const struct shstk_db_object *o)
+{
+	e->obj = *o;
+	e->obj.path = keep(&e->pool, o->path);
+	e->obj.build_id = keep(&e->pool, o->build_id);
+	e->obj.identity = keep(&e->pool, o->identity);
+	e->obj.kind = keep(&e->pool, o->kind);
+	e->obj.interp = keep(&e->pool, o->interp);
+	e->obj.mark_source = keep(&e->pool, o->mark_source);
+	e->obj.soname = keep(&e->pool, o->soname);
+	e->obj.rpath = keep(&e->pool, o->rpath);
+	e->obj.runpath = keep(&e->pool, o->runpath);
+	e->obj.package = keep(&e->pool, o->package);
+	e->obj.package_version = keep(&e->pool, o->package_version);
+	e->obj.package_source = keep(&e->pool, o->package_source);
+	e->obj.error = keep(&e->pool, o->error);
+	e->obj.needed = NULL;
+	e->obj.n_needed = 0;
+	e->obj.risky_imports = NULL;
+	e->obj.n_risky_imports = 0;
+}
+
+/* ---- from the database ---------------------------------------------------- */
+
+static int on_object(const struct shstk_db_object *o, void *ud)
+{
+	keep_object(ud, o);
+	return 0;
+}
+
+static int on_verdict(const struct shstk_db_verdict *v, void *ud)
+{
+	struct explanation *e = ud;
+
+	e->have_verdict = true;
+	e->verdict = keep(&e->pool, v->verdict);
+	e->reason_idx = v->reason_idx;
+	e->risks = v->risks;
+	return 0;
+}
+
+static int on_row(const struct shstk_db_closure_row *r, void *ud)
+{
+	return add_row(ud, r);
+}
+
+static int on_risk(const char *kind, const char *detail, void *ud)
+{
+	return add_risk(ud, kind, detail);
+}
+
+/* 1: explained from the database; 0: not there (or stale); <0: error. */
+static int from_db(struct shstk_db *db, const char *path, const struct stat *st, struct explanation *e)
+{
+	struct shstk_db_stat s;
+	int r;
+
+	r = shstk_db_object_lookup_stat(db, path, &s);
+	if (r <= 0)
+		return r;
+	/* A file changed since the scan is explained as it is now. */
+	if (s.dev != (uint64_t)st->st_dev || s.ino != (uint64_t)st->st_ino || s.size != st->st_size ||
+	    s.mtime_ns != (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)
+		return 0;
+	r = shstk_db_object_get(db, NULL, s.id, on_object, e);
+	if (r <= 0)
+		return r;
+	e->risks = e->obj.risks;
+	r = shstk_db_verdict_get(db, s.id, on_verdict, e);
+	if (r >= 0)
+		r = shstk_db_closure_foreach(db, s.id, on_row, e);
+	if (r >= 0)
+		r = shstk_db_risks_foreach(db, s.id, on_risk, e);
+	if (r < 0)
+		return r;
+	e->source = keep(&e->pool, "database (last scan)");
+	return 1;
+}
+
+/* ---- computed now ------------------------------------------------------------ */
+
+static void row_from_entry(const struct shstk_closure_entry *c, struct shstk_pkgdb *pkgs,
+			   struct shstk_db_closure_row *row)
+{
+	const struct shstk_object *o = c->obj;
+	struct shstk_pkg pkg;
+
+	*row = (struct shstk_db_closure_row){
+		.name = c->name,
+		.via = shstk_found_via_name(c->via),
+		.depth = c->depth,
+		.parent = (uint32_t)c->parent,
+	};
+	if (!o)
+		return;
+	row->resolved_path = o->path;
+	if (o->error == -ENOEXEC) {
+		row->format = SHSTK_DB_NOT_ELF;
+	} else if (o->error < 0) {
+		row->format = o->error == -EBADMSG ? SHSTK_DB_BAD_ELF : SHSTK_DB_UNREADABLE;
+		row->error = o->errmsg[0] ? o->errmsg : strerror(-o->error);
+	} else {
+		row->format = SHSTK_DB_ELF;
+		row->elf_class = o->info.elf_class;
+		row->machine = o->info.machine;
+		row->has_x86_feature = o->info.has_x86_feature;
+		row->x86_feature_1 = o->info.x86_feature_1;
+		row->risks = o->info.risks;
+		row->soname = o->info.soname;
+	}
+	if (pkgs && shstk_pkgdb_owner(pkgs, o->path, &pkg) > 0)
+		row->package = pkg.name;
+}
+
+static int live(const char *root, const char *path, struct explanation *e)
+{
+	const struct shstk_resolver_opts ropts = { .root = root };
+	struct shstk_resolver *res = NULL;
+	struct shstk_pkgdb *pkgs = NULL;
+	struct shstk_closure c = {};
+	const struct shstk_object *o;
+	struct shstk_pkg pkg;
+	struct stat st = {};
+	int r;
+
+	r = shstk_resolver_new(&ropts, &res);
+	if (r < 0)
+		return r;
+	r = shstk_resolver_object(res, path, &o);
+	if (r < 0)
+		goto out;
+	st.st_dev = o->dev;
+	st.st_ino = o->ino;
+	st.st_size = o->size;
+	st.st_mtim.tv_sec = o->mtime_ns / 1000000000;
+	st.st_mtim.tv_nsec = o->mtime_ns % 1000000000;
+	st.st_ctim.tv_sec = o->ctime_ns / 1000000000;
+	st.st_ctim.tv_nsec = o->ctime_ns % 1000000000;
+	shstk_db_object_fill(&e->obj, o->path, &st, o->error, o->errmsg, &o->info);
+	/* Package attribution is a courtesy here: no package database is not an error. */
+	if (shstk_pkgdb_open(root, &pkgs) < 0)
+		pkgs = NULL;
+	if (pkgs && shstk_pkgdb_owner(pkgs, o->path, &pkg) > 0) {
+		e->obj.package = pkg.name;
+		e->obj.package_version = pkg.version;
+		e->obj.package_source = pkg.source;
+	}
+	keep_object(e, &e->obj);
+	e->risks = e->obj.risks;
+	e->source = keep(&e->pool, "computed now");
+	if (o->error < 0) {
+		r = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < o->info.n_risky_imports; i++) {
+		const char *name = o->info.risky_imports[i];
+		bool ctx = strstr(name, "context") != NULL;
+
+		r = add_risk(e, ctx ? "context" : "longjmp", name);
+		if (r < 0)
+			goto out;
+	}
+	r = shstk_resolver_closure(res, path, &c);
+	if (r < 0)
+		goto out;
+	e->have_verdict = true;
+	e->verdict = keep(&e->pool, shstk_verdict_name(c.verdict));
+	e->reason_idx = (uint32_t)c.reason;
+	e->risks = c.risks;
+	for (size_t i = 0; i < c.n && r >= 0; i++) {
+		struct shstk_db_closure_row row;
+
+		row_from_entry(&c.entries[i], pkgs, &row);
+		row.idx = (uint32_t)i;
+		r = add_row(e, &row);
+		if (r >= 0 && i > 0 && c.entries[i].obj && c.entries[i].obj->error == 0 &&
+		    shstk_soname_is_jit(c.entries[i].obj->info.soname ? c.entries[i].obj->info.soname
+								       : c.entries[i].name))
+			r = add_risk(e, "jit", c.entries[i].name);
+	}
+	if (r >= 0 && o->info.exec_stack)
+		r = add_risk(e, "execstack", o->info.has_gnu_stack ? "PT_GNU_STACK has PF_X" : "no PT_GNU_STACK");
+	if (r >= 0 && (o->info.risks & SHSTK_RISK_TEXTREL))
+		r = add_risk(e, "textrel", "");
+	shstk_closure_done(&c);
+out:
+	shstk_pkgdb_free(pkgs);
+	shstk_resolver_free(res);
+	return r < 0 ? r : 0;
+}
+
+/* ---- printing ------------------------------------------------------------------- */
+
+static const char *machine_name(int m)
+{
+	switch (m) {
+	case 62: return "x86-64"; /* EM_X86_64 */
+	case 3: return "i386";    /* EM_386 */
+	case 183: return "aarch64";
+	default: return "other machine";
+	}
+}
+
+static const char *marking(bool has, uint32_t f, char *buf, size_t len)
+{
+	if (!has)
+		return "none";
+	snprintf(buf, len, "%s%s%s", f & SHSTK_X86_FEATURE_1_SHSTK ? "SHSTK" : "",
+		 (f & SHSTK_X86_FEATURE_1_SHSTK) && (f & SHSTK_X86_FEATURE_1_IBT) ? "+" : "",
+		 f & SHSTK_X86_FEATURE_1_IBT ? "IBT" : "");
+	return buf[0] ? buf : "property, no bits";
+}
+
+static const char *row_marking(const struct shstk_db_closure_row *r, char *buf, size_t len)
+{
+	if (!r->resolved_path)
+		return "-";
+	switch (r->format) {
+	case SHSTK_DB_NOT_ELF:
+		return "not ELF";
+	case SHSTK_DB_BAD_ELF:
+		return "malformed";
+	case SHSTK_DB_UNREADABLE:
+		return "unreadable";
+	}
+	if (r->elf_class == 1)
+		return "32-bit";
+	return marking(r->has_x86_feature, r->x86_feature_1, buf, len);
+}
+
+/* One sentence on the verdict, naming the closure entry it is about. */
+static void verdict_sentence(const struct explanation *e, char *buf, size_t len)
+{
+	const struct shstk_db_closure_row *r = e->reason_idx < e->n_rows ? &e->rows[e->reason_idx] : NULL;
+	const char *name = r ? r->name : "?";
+	const char *v = e->verdict;
+
+	if (strcmp(v, "eligible") == 0)
+		snprintf(buf, len, "eligible: it and all %zu objects of its closure are 64-bit and marked SHSTK",
+			 e->n_rows ? e->n_rows - 1 : 0);
+	else if (strcmp(v, "self-unmarked") == 0)
+		snprintf(buf, len, "ineligible (self-unmarked): the executable is not marked SHSTK");
+	else if (strcmp(v, "dep-unmarked") == 0)
+		snprintf(buf, len, "ineligible (dep-unmarked): %s%s%s%s is not marked SHSTK", name,
+			 r && r->resolved_path ? " (" : "", r && r->resolved_path ? r->resolved_path : "",
+			 r && r->resolved_path ? ")" : "");
+	else if (strcmp(v, "dep-missing") == 0)
+		snprintf(buf, len, "ineligible (dep-missing): %s was not found", name);
+	else if (strcmp(v, "32-bit") == 0)
+		snprintf(buf, len, "ineligible (32-bit): the kernel gives 32-bit and x32 processes no shadow stack");
+	else if (strcmp(v, "static-unmarked") == 0)
+		snprintf(buf, len, "ineligible (static-unmarked): statically linked and not marked SHSTK");
+	else if (strcmp(v, "not-x86-64") == 0)
+		snprintf(buf, len, "ineligible (not-x86-64): %s is not an x86-64 object", name);
+	else if (strcmp(v, "bad-elf") == 0)
+		snprintf(buf, len, "ineligible (bad-elf): %s is malformed%s%s", name, r && r->error ? ": " : "",
+			 r && r->error ? r->error : "");
+	else
+		snprintf(buf, len, "%s", v);
+}
+
+static void print_table(const struct explanation *e)
+{
+	const struct shstk_db_object *o = &e->obj;
+	char buf[512], mk[32];
+	size_t again = 0;
+
+	printf("%s\n", o->path);
+	printf("  %-10s %s\n", "facts", e->source);
+	if (o->package)
+		printf("  %-10s %s %s (%s)\n", "package", o->package, o->package_version ? o->package_version : "",
+		       o->package_source ? o->package_source : "");
+	else
+		printf("  %-10s %s\n", "package", "(not owned by a package)");
+	printf("  %-10s %s, %s-bit, %s%s%s%s\n", "type", o->kind ? o->kind : "?", o->elf_class == 2 ? "64" : "32",
+	       machine_name(o->machine), o->is_static ? ", static" : ", dynamic", o->interp ? ", interpreter " : "",
+	       o->interp ? o->interp : "");
+	printf("  %-10s %s\n", "build-id", o->build_id ? o->build_id : "(none)");
+	printf("  %-10s %s%s%s%s\n", "marking", marking(o->has_x86_feature, o->x86_feature_1, mk, sizeof(mk)),
+	       o->mark_source ? " (from " : "", o->mark_source ? o->mark_source : "", o->mark_source ? ")" : "");
+	if (o->runpath || o->rpath)
+		printf("  %-10s %s%s\n", o->runpath ? "runpath" : "rpath", o->runpath ? o->runpath : o->rpath, "");
+	if (e->n_risk_details == 0) {
+		printf("  %-10s %s\n", "risks", "none");
+	} else {
+		for (size_t i = 0; i < e->n_risk_details; i++)
+			printf("  %-10s %s%s%s\n", i == 0 ? "risks" : "", e->risk_details[i].kind,
+			       e->risk_details[i].detail && e->risk_details[i].detail[0] ? ": " : "",
+			       e->risk_details[i].detail ? e->risk_details[i].detail : "");
+	}
+	if (!e->have_verdict) {
+		printf("  %-10s %s\n", "verdict",
+		       strcmp(o->kind ? o->kind : "", "shlib") == 0
+			       ? "none: a shared library is judged as part of the executables that load it"
+			       : "not computed");
+		return;
+	}
+	verdict_sentence(e, buf, sizeof(buf));
+	printf("  %-10s %s\n", "verdict", buf);
+
+	for (size_t i = 0; i < e->n_rows; i++)
+		if (e->rows[i].via && strcmp(e->rows[i].via, "loaded") == 0)
+			again++;
+	printf("\nClosure, in load order (%zu objects)\n", e->n_rows - again);
+	printf("  %3s  %-44s %-11s %-12s %s\n", "#", "object", "marking", "found via", "path");
+	for (size_t i = 0; i < e->n_rows; i++) {
+		const struct shstk_db_closure_row *r = &e->rows[i];
+		char name[64];
+
+		/* ld.so maps an object once; later DT_NEEDED references to it add nothing. */
+		if (r->via && strcmp(r->via, "loaded") == 0 && i != e->reason_idx)
+			continue;
+
+		snprintf(name, sizeof(name), "%*s%s", (int)(2 * r->depth), "", r->name);
+		printf("  %3u%s %-44s %-11s %-12s %s\n", r->idx, i == e->reason_idx && strcmp(e->verdict, "eligible") ? "*" : " ",
+		       name, row_marking(r, mk, sizeof(mk)), r->via ? r->via : "",
+		       r->resolved_path ? r->resolved_path : "(not found)");
+	}
+	if (strcmp(e->verdict, "eligible"))
+		printf("  (* the first reason)\n");
+	if (again)
+		printf("  (%zu further references to objects already loaded are not shown)\n", again);
+}
+
+static void print_json(const struct explanation *e)
+{
+	const struct shstk_db_object *o = &e->obj;
+	struct json j;
+	char buf[512], mk[32];
+
+	json_begin(&j, stdout);
+	json_object_open(&j);
+	json_kv_string(&j, "path", o->path);
+	json_kv_string(&j, "source", e->source);
+	json_kv_string(&j, "package", o->package);
+	json_kv_string(&j, "package_version", o->package_version);
+	json_kv_string(&j, "kind", o->kind);
+	json_kv_int(&j, "elf_class", o->elf_class == 2 ? 64 : 32);
+	json_kv_int(&j, "machine", o->machine);
+	json_kv_bool(&j, "static", o->is_static);
+	json_kv_string(&j, "interpreter", o->interp);
+	json_kv_string(&j, "build_id", o->build_id);
+	json_kv_string(&j, "marking", marking(o->has_x86_feature, o->x86_feature_1, mk, sizeof(mk)));
+	json_kv_string(&j, "mark_source", o->mark_source);
+	json_kv_string(&j, "rpath", o->rpath);
+	json_kv_string(&j, "runpath", o->runpath);
+	json_key(&j, "risks");
+	json_array_open(&j);
+	for (size_t i = 0; i < e->n_risk_details; i++) {
+		json_object_open(&j);
+		json_kv_string(&j, "kind", e->risk_details[i].kind);
+		json_kv_string(&j, "detail", e->risk_details[i].detail);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_kv_string(&j, "verdict", e->have_verdict ? e->verdict : NULL);
+	if (e->have_verdict) {
+		verdict_sentence(e, buf, sizeof(buf));
+		json_kv_string(&j, "explanation", buf);
+		json_kv_uint(&j, "reason_index", e->reason_idx);
+	}
+	json_key(&j, "closure");
+	json_array_open(&j);
+	for (size_t i = 0; i < e->n_rows; i++) {
+		const struct shstk_db_closure_row *r = &e->rows[i];
+
+		json_object_open(&j);
+		json_kv_uint(&j, "index", r->idx);
+		json_kv_string(&j, "name", r->name);
+		json_kv_string(&j, "path", r->resolved_path);
+		json_kv_string(&j, "via", r->via);
+		json_kv_uint(&j, "depth", r->depth);
+		json_kv_uint(&j, "parent", r->parent);
+		json_kv_string(&j, "marking", row_marking(r, mk, sizeof(mk)));
+		json_kv_string(&j, "package", r->package);
+		json_kv_string(&j, "error", r->error);
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+	json_object_close(&j);
+	json_end(&j);
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "live", no_argument, NULL, 'l' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	struct explanation e = {};
+	struct shstk_db *db = NULL;
+	const char *root = NULL;
+	char abs[PATH_MAX], full[PATH_MAX];
+	bool json = false, force_live = false;
+	struct stat st;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				json = true;
+			else if (strcmp(optarg, "table") != 0)
+				return shstkctl_usage_error("explain", "unknown format '%s' (table or json)", optarg);
+			break;
+		case 'l':
+			force_live = true;
+			break;
+		case 'r':
+			root = optarg;
+			force_live = true;
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg;
+			break;
+		case 'h':
+			help();
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error("explain", "invalid option");
+		}
+	}
+	if (optind + 1 != argc)
+		return shstkctl_usage_error("explain", optind >= argc ? "which binary? (PATH missing)"
+								     : "one PATH at a time");
+
+	if (root) {
+		/* Inside a guest root, PATH is the path as the guest sees it. */
+		if (argv[optind][0] != '/')
+			return shstkctl_usage_error("explain", "with --root, PATH must be absolute inside the root");
+		snprintf(abs, sizeof(abs), "%s", argv[optind]);
+		if ((size_t)snprintf(full, sizeof(full), "%s%s", root, abs) >= sizeof(full))
+			return shstkctl_error("%s%s: path too long", root, abs);
+	} else {
+		/* The database stores paths as walked (/usr/bin/ls); /bin/ls and
+		 * relative names resolve to that. */
+		if (!realpath(argv[optind], abs))
+			return shstkctl_error_errno(-errno, "%s", argv[optind]);
+		snprintf(full, sizeof(full), "%s", abs);
+	}
+	if (stat(full, &st) < 0)
+		return shstkctl_error_errno(-errno, "%s", full);
+	if (!S_ISREG(st.st_mode))
+		return shstkctl_error("%s: not a regular file", full);
+
+	r = 0;
+	if (!force_live) {
+		/* No database is fine: explain what the file system says. */
+		if (shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, &db) >= 0) {
+			r = from_db(db, abs, &st, &e);
+			if (r < 0) {
+				shstkctl_error("reading %s: %s", shstkctl_db_path(), shstk_db_errmsg(db));
+				shstk_db_close(db);
+				r = SHSTKCTL_EXIT_FAILURE;
+				goto out;
+			}
+			shstk_db_close(db);
+		}
+	}
+	if (r == 0) {
+		explanation_free(&e);
+		e = (struct explanation){};
+		r = live(root, abs, &e);
+		if (r < 0) {
+			r = shstkctl_error_errno(r, "%s", abs);
+			goto out;
+		}
+	}
+	if (e.obj.format == SHSTK_DB_NOT_ELF) {
+		r = shstkctl_error("%s: not an ELF file", abs);
+		r = EXPLAIN_EXIT_NOT_ELF;
+		goto out;
+	}
+	if (e.obj.format != SHSTK_DB_ELF) {
+		r = shstkctl_error("%s: %s", abs, e.obj.error ? e.obj.error : "cannot be read");
+		goto out;
+	}
+	if (json)
+		print_json(&e);
+	else
+		print_table(&e);
+	r = SHSTKCTL_EXIT_OK;
+out:
+	explanation_free(&e);
+	return r;
+}
