@@ -766,7 +766,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		     SHOWV(name));
 		return 1;
 	}
-	c->after_key = true;
+	c->after_key = name && *name; /* inih: only a non-empty name continues */
 	if (!section || !name || !value) /* INI_ALLOW_NO_VALUE builds */
 		perr(c, c->lineno, (unsigned)line_start(c) + 1, "expected 'key = value'");
 	else
@@ -819,8 +819,10 @@ static void classify(struct parse_ctx *c)
 
 	if (i == c->line_len || c->line[i] == ';' || c->line[i] == '#')
 		c->kind = LINE_BLANK;
+#if INI_ALLOW_MULTILINE
 	else if (c->after_key && i > 0)
 		c->kind = LINE_CONTINUATION;
+#endif
 	else if (c->line[i] == '[')
 		classify_header(c, i);
 	else

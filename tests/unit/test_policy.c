@@ -254,6 +254,8 @@ static void test_policy_error_syntax(void **state)
 	expect_error("[policy\nstage = off\n", 1, 1, "section header without ']'");
 	expect_error("[policy]\nstage = audit\n  test-overrides = no\n", 3, 3,
 		     "indented line continues the value of 'stage'");
+	/* after an empty key name inih has nothing to continue: the indented line is a key */
+	expect_error("[policy]\n = x\n  stage = off\n", 2, 2, "missing key name");
 	expect_error("[policy]\nstage = a\x01udit\n", 2, 9, "control character");
 	expect_error("[rule \"x\"]\npath = /a\naction = deny\nreason = \xff\xfe\n", 4, 10, "invalid UTF-8");
 	expect_error("[rule \"x\"]\npath = /a\naction = deny\nreason = \xc2\x9b" "31m\n", 4, 10,
