@@ -319,6 +319,12 @@ static int write_risks(struct shstk_db *db, int64_t id, const struct shstk_db_ob
 				any = true;
 			}
 		}
+		/* JIT: the object is a JIT runtime (its soname), or links one. */
+		for (size_t i = 0; r >= 0 && bits[b] == SHSTK_RISK_JIT && i < o->n_needed; i++)
+			if (shstk_soname_is_jit(o->needed[i]) && !(o->soname && shstk_soname_is_jit(o->soname))) {
+				r = insert_risk(db, id, name, o->needed[i]);
+				any = true;
+			}
 		if (r >= 0 && !any)
 			r = insert_risk(db, id, name, bits[b] == SHSTK_RISK_JIT ? o->soname : "");
 	}
