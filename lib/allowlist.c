@@ -109,6 +109,19 @@ static void put64(uint8_t *p, uint64_t v)
 
 /* ---- keys ---- */
 
+/*
+ * memcmp() of the 66-byte sort keys, written out: the preload calls this at every
+ * exec, and a call into libc's memcmp costs a lazy binding and often a page fault
+ * on a libc text page that the program itself would never touch.
+ */
+static int sk_cmp(const uint8_t *a, const uint8_t *b)
+{
+	for (size_t i = 0; i < SHSTK_AL_SORTKEY_SIZE; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
 int shstk_al_key_build_id(struct shstk_al_key *ret, const void *id, size_t len)
 {
 	if (len == 0 || len > SHSTK_AL_KEY_MAX)
@@ -116,7 +129,8 @@ int shstk_al_key_build_id(struct shstk_al_key *ret, const void *id, size_t len)
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = SHSTK_AL_KEY_BUILD_ID;
 	ret->len = (uint8_t)len;
-	memcpy(ret->bytes, id, len);
+	for (size_t i = 0; i < len; i++) /* not memcpy: see sk_cmp() */
+		ret->bytes[i] = ((const uint8_t *)id)[i];
 	return 0;
 }
 
@@ -300,7 +314,7 @@ int shstk_allowlist_verify(const struct shstk_allowlist *al, struct shstk_err *e
 			shstk_err_set(err, "offset %zu: entry %u is malformed", (size_t)(e - al->map), i);
 			return -EBADMSG;
 		}
-		if (i > 0 && memcmp(e - SHSTK_AL_ENTRY_SIZE, e, SHSTK_AL_SORTKEY_SIZE) >= 0) {
+		if (i > 0 && sk_cmp(e - SHSTK_AL_ENTRY_SIZE, e) >= 0) {
 			shstk_err_set(err, "offset %zu: entry %u is out of order", (size_t)(e - al->map), i);
 			return -EBADMSG;
 		}
@@ -329,7 +343,7 @@ static int search_block(const struct shstk_allowlist *al, uint32_t b, const uint
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		const uint8_t *e = entry_ptr(al, mid);
-		int c = memcmp(sk, e, SHSTK_AL_SORTKEY_SIZE);
+		int c = sk_cmp(sk, e);
 
 		if (c == 0) {
 			if (!entry_ok(e))
@@ -368,7 +382,7 @@ int shstk_allowlist_lookup(const struct shstk_allowlist *al, const struct shstk_
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (memcmp(sk, entry_ptr(al, mid * SHSTK_AL_BLOCK_LEN), SHSTK_AL_SORTKEY_SIZE) < 0)
+		if (sk_cmp(sk, entry_ptr(al, mid * SHSTK_AL_BLOCK_LEN)) < 0)
 			hi = mid;
 		else
 			lo = mid;
@@ -376,12 +390,12 @@ int shstk_allowlist_lookup(const struct shstk_allowlist *al, const struct shstk_
 	b = lo;
 	if (!block_ok(al, b))
 		return -EBADMSG;
-	if (memcmp(sk, entry_ptr(al, b * SHSTK_AL_BLOCK_LEN), SHSTK_AL_SORTKEY_SIZE) < 0)
+	if (sk_cmp(sk, entry_ptr(al, b * SHSTK_AL_BLOCK_LEN)) < 0)
 		return b == 0 ? 0 : -EBADMSG; /* only block 0 may start above the key */
 	if (b + 1 < al->nblocks) {
 		if (!block_ok(al, b + 1))
 			return -EBADMSG;
-		if (memcmp(sk, entry_ptr(al, (b + 1) * SHSTK_AL_BLOCK_LEN), SHSTK_AL_SORTKEY_SIZE) >= 0)
+		if (sk_cmp(sk, entry_ptr(al, (b + 1) * SHSTK_AL_BLOCK_LEN)) >= 0)
 			return -EBADMSG;
 	}
 	return search_block(al, b, sk, ret);
@@ -474,7 +488,7 @@ static int entry_cmp(const void *a, const void *b)
 
 	key_to_sortkey(&x->key, kx);
 	key_to_sortkey(&y->key, ky);
-	return memcmp(kx, ky, sizeof(kx));
+	return sk_cmp(kx, ky);
 }
 
 /* Stable merge sort: duplicates keep their input order, so "the later one wins" holds. */

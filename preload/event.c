@@ -45,8 +45,9 @@ size_t shstk_ev_encode(const struct shstk_event *ev, uint8_t *buf)
 	buf[96] = (uint8_t)name_len;
 	buf[97] = (uint8_t)(name_len >> 8);
 	buf[98] = ev->listed;
-	if (name_len)
-		memcpy(buf + SHSTK_EV_HEADER_SIZE, ev->name + (ev->name_len - name_len), name_len);
+	/* A loop, not memcpy: this runs at every exec (see sys.h). */
+	for (size_t i = 0; i < name_len; i++)
+		buf[SHSTK_EV_HEADER_SIZE + i] = (uint8_t)ev->name[ev->name_len - name_len + i];
 	return SHSTK_EV_HEADER_SIZE + name_len;
 }
 

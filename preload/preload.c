@@ -5,9 +5,9 @@
  * locks) the shadow stack inline, before main, in a frame that never returns.
  *
  * Rules this file keeps: no malloc (dlsym may allocate only on failure), no
- * stdio streams, no output but the opt-in debug line on stderr, errno as the
- * program would have found it, and nothing at all changes for a binary that
- * is not listed or on a kernel without shadow stacks.
+ * stdio streams, no output but the opt-in debug line on stderr, errno
+ * untouched (raw system calls, sys.h), and nothing at all changes for a binary
+ * that is not listed or on a kernel without shadow stacks.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+/* getauxval, not a walk past envp: in secure mode ld.so compacts envp in place. */
 #include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@
 
 #include "config.h"
 #include "preload.h"
+#include "sys.h"
 
 #define SHSTK_PL_EXPORT __attribute__((visibility("default")))
 
@@ -79,10 +81,10 @@ static void pl_env_scan(char **envp, struct pl_env *env)
 
 	memset(env, 0, sizeof(*env));
 	for (; envp && *envp; envp++) {
-		if (strncmp(*envp, "SHSTK_", 6) != 0)
+		if (!pl_has_prefix(*envp, "SHSTK_", 6))
 			continue;
 		for (size_t i = 0; i < ELEMENTSOF(vars); i++)
-			if (strncmp(*envp, vars[i].prefix, vars[i].len) == 0)
+			if (pl_has_prefix(*envp, vars[i].prefix, vars[i].len))
 				*(const char **)((char *)env + vars[i].field) = *envp + vars[i].len;
 	}
 }
@@ -112,20 +114,19 @@ void shstk_pl_send_event(const struct shstk_event *ev)
 {
 	uint8_t buf[SHSTK_EV_MAX];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len, plen = strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
-	int fd, saved = errno;
+	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
+	int fd;
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
 		return;
 	len = shstk_ev_encode(ev, buf);
-	memcpy(sa.sun_path, shstk_pl_state.events, plen);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	pl_copy(sa.sun_path, shstk_pl_state.events, plen);
+	fd = pl_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd >= 0) {
-		(void)sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&sa,
-			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1));
-		close(fd);
+		pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, &sa,
+			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1));
+		pl_close(fd);
 	}
-	errno = saved;
 }
 
 static void pl_self_anchor(void)
@@ -155,10 +156,12 @@ struct pl_scan {
 
 static bool is_libc(const char *name)
 {
-	const char *base = strrchr(name, '/');
+	const char *base = name;
 
-	base = base ? base + 1 : name;
-	return strncmp(base, "libc.so", 7) == 0;
+	for (const char *p = name; *p; p++)
+		if (*p == '/')
+			base = p + 1;
+	return pl_has_prefix(base, "libc.so", 7);
 }
 
 static int pl_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -189,19 +192,40 @@ static int pl_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* Default path: must belong to root and be writable by nobody else. */
+/*
+ * shstk_allowlist_map() with raw system calls (see sys.h).  The default file
+ * must belong to root and be writable by nobody else: it decides for setuid
+ * programs too.
+ */
 static int pl_map_allowlist(const char *override_path, struct shstk_allowlist *al)
 {
 	const char *path = override_path ? override_path : SHSTK_STATEDIR "/allowlist";
-	int r = shstk_allowlist_map(path, 0, al, NULL);
+	struct stat st;
+	void *m;
+	int fd, r;
 
+	fd = pl_openat(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fd;
+	r = pl_fstat(fd, &st);
+	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_size < SHSTK_AL_HEADER_SIZE ||
+		       (uint64_t)st.st_size > SIZE_MAX / 2))
+		r = -EBADMSG;
+	if (r == 0 && ((st.st_uid != 0 && !(override_path && st.st_uid == (uid_t)pl_sys3(SYS_getuid, 0, 0, 0))) ||
+		       (st.st_mode & 022)))
+		r = -EPERM;
+	m = r == 0 ? pl_mmap_ro((size_t)st.st_size, fd) : NULL;
+	pl_close(fd);
 	if (r < 0)
 		return r;
-	if ((al->owner != 0 && !(override_path && al->owner == getuid())) || (al->mode & 022)) {
-		shstk_allowlist_unmap(al);
-		return -EPERM;
+	if (pl_mmap_failed(m))
+		return (int)(long)m;
+	r = shstk_allowlist_parse(m, (size_t)st.st_size, 0, al, NULL);
+	if (r < 0) {
+		pl_munmap(m, (size_t)st.st_size);
+		al->map = NULL;
 	}
-	return 0;
+	return r;
 }
 
 /* Everything before acting; a normal function, so it may return. */
@@ -221,13 +245,20 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 	if (in.secure)
 		env.debug = env.allowlist = env.events = env.disable = NULL;
 	st->debug = env_true(env.debug);
-	snprintf(st->events, sizeof(st->events), "%s", env.events ? env.events : SHSTK_RUNDIR "/events");
+	{
+		const char *ev_path = env.events ? env.events : SHSTK_RUNDIR "/events";
+		size_t n = pl_strnlen(ev_path, sizeof(st->events));
+
+		/* Too long for a socket address: no events rather than a truncated path. */
+		if (n < sizeof(st->events))
+			pl_copy(st->events, ev_path, n + 1);
+	}
 	in.disabled = env_true(env.disable);
 	in.override_present = env.policy != NULL;
 	in.override = shstk_pl_parse_override(env.policy);
 
 	ev->type = SHSTK_EV_START;
-	ev->pid = (uint32_t)getpid();
+	ev->pid = (uint32_t)pl_getpid();
 	if (!in.disabled) {
 		in.al_state = pl_map_allowlist(env.allowlist, &st->al);
 		if (in.al_state == 0) {
@@ -244,7 +275,7 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 		} else {
 			struct stat sb;
 
-			if (stat("/proc/self/exe", &sb) == 0) {
+			if (pl_stat("/proc/self/exe", &sb) == 0) {
 				shstk_al_key_file(&ev->key, sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
 						  (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
 							  (uint64_t)sb.st_mtim.tv_nsec);
@@ -262,11 +293,11 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 	ev->listed = plan->listed < 0 ? 0xff : (uint8_t)plan->listed;
 	if (scan.first_unmarked) {
 		/* The tail of a long path is the informative part. */
-		size_t len = strlen(scan.first_unmarked), keep = sizeof(st->start_name) - 1;
+		size_t len = pl_strnlen(scan.first_unmarked, 4096), keep = sizeof(st->start_name) - 1;
 		const char *from = scan.first_unmarked + (len > keep ? len - keep : 0);
 
 		ev->name_len = len > keep ? keep : len;
-		memcpy(st->start_name, from, ev->name_len);
+		pl_copy(st->start_name, from, ev->name_len);
 		ev->name = st->start_name;
 	}
 }
@@ -298,8 +329,9 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	if (res->applied != SHSTK_DECISION_OFF && st->al.map) {
 		st->al_mapped = true;
 		__atomic_store_n(&shstk_pl_gate_active, 1, __ATOMIC_RELEASE);
-	} else {
-		shstk_allowlist_unmap(&st->al);
+	} else if (st->al.map) {
+		pl_munmap(st->al.map, st->al.size);
+		st->al.map = NULL;
 	}
 }
 
@@ -316,7 +348,6 @@ SHSTK_PL_EXPORT int __libc_start_main(pl_main_fn main_fn, int argc, char **argv,
 	pl_lsm_fn real = (pl_lsm_fn)dlsym(RTLD_NEXT, "__libc_start_main");
 	struct shstk_pl_plan plan;
 	struct shstk_pl_result res;
-	int saved = errno;
 
 	if (!real) {
 		/* Cannot happen with glibc; there is nothing to continue into. */
@@ -330,7 +361,6 @@ SHSTK_PL_EXPORT int __libc_start_main(pl_main_fn main_fn, int argc, char **argv,
 	 */
 	shstk_pl_apply(&plan, &res);
 	pl_finish(&res);
-	errno = saved;
 	real(main_fn, argc, argv, init, fini, rtld_fini, stack_end);
 	__builtin_unreachable();
 }

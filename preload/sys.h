@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Raw system calls for the start-up path.  Each libc function the preload
+ * calls that a trivial program would not is a lazy PLT binding plus, often, a
+ * page fault on a libc text page, at every exec of every program; the exec
+ * budget (within 10% of no preload) has no room for that.  x86-64 only, as
+ * shadow stacks are.  Return -errno; errno is never touched.
+ */
+#ifndef SHSTK_PRELOAD_SYS_H
+#define SHSTK_PRELOAD_SYS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+static inline long pl_sys3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long pl_sys6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* glibc's struct stat is the kernel's on x86-64. */
+static inline int pl_openat(const char *path, int flags)
+{
+	return (int)pl_sys3(SYS_openat, -100 /* AT_FDCWD */, (long)path, flags);
+}
+
+static inline int pl_fstat(int fd, struct stat *st)
+{
+	return (int)pl_sys3(SYS_fstat, fd, (long)st, 0);
+}
+
+static inline int pl_stat(const char *path, struct stat *st)
+{
+	return (int)pl_sys3(SYS_stat, (long)path, (long)st, 0);
+}
+
+static inline void *pl_mmap_ro(size_t len, int fd)
+{
+	return (void *)pl_sys6(SYS_mmap, 0, (long)len, 1 /* PROT_READ */, 2 /* MAP_PRIVATE */, fd, 0);
+}
+
+static inline bool pl_mmap_failed(const void *p)
+{
+	return (unsigned long)p > -4096ul;
+}
+
+static inline void pl_munmap(const void *p, size_t len)
+{
+	(void)pl_sys3(SYS_munmap, (long)p, (long)len, 0);
+}
+
+static inline void pl_close(int fd)
+{
+	(void)pl_sys3(SYS_close, fd, 0, 0);
+}
+
+static inline int pl_getpid(void)
+{
+	return (int)pl_sys3(SYS_getpid, 0, 0, 0);
+}
+
+static inline int pl_socket(int domain, int type)
+{
+	return (int)pl_sys3(SYS_socket, domain, type, 0);
+}
+
+static inline void pl_sendto(int fd, const void *buf, size_t len, int flags, const void *addr,
+			     socklen_t alen)
+{
+	(void)pl_sys6(SYS_sendto, fd, (long)buf, (long)len, flags, (long)addr, alen);
+}
+
+/* Tiny string helpers, for the same reason (and no libc text page touched). */
+static inline size_t pl_strnlen(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && s[n])
+		n++;
+	return n;
+}
+
+static inline bool pl_has_prefix(const char *s, const char *prefix, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != prefix[i])
+			return false;
+	return true;
+}
+
+static inline void pl_copy(void *dst, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	while (len--)
+		*d++ = *s++;
+}
+
+#endif
