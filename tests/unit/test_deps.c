@@ -252,6 +252,15 @@ static void test_deps_rpath_runpath(void **state)
 	assert_int_equal(c.verdict, SHSTK_INELIGIBLE_DEP_MISSING);
 	shstk_closure_done(&c);
 
+	/* An object with both: DT_RPATH is ignored (get-dynamic-info.h), so
+	 * lib-a is not searched and the system's copy is taken. */
+	closure(r, "/opt/app/bin/app-both", &c);
+	assert_non_null(c.entries[0].obj->info.rpath);
+	assert_string_equal(c.entries[0].obj->info.runpath, "/opt/app/lib-c");
+	expect_found(&c, "libleaf.so.1", sys, "/usr/lib/x86_64-linux-gnu/libleaf.so.1");
+	assert_int_equal(c.verdict, SHSTK_INELIGIBLE_DEP_UNMARKED);
+	shstk_closure_done(&c);
+
 	/* DT_RPATH comes before ld.so.cache and the default directories. */
 	closure(r, "/opt/app/bin/app-rpath-first", &c);
 	expect_found(&c, "libleaf.so.1", SHSTK_VIA_RPATH, "/opt/app/lib-a/libleaf.so.1");
