@@ -488,6 +488,55 @@ static void test_ldcache_real_cache(void **state)
 	shstk_ldcache_free(c);
 }
 
+/*
+ * Caches written by glibc 2.36's own ldconfig -r in each format it can
+ * write (-c old, new, compat; plus glibc-hwcaps subdirectories), kept in
+ * the fuzz seed corpus.
+ */
+static void test_ldcache_glibc_written(void **state)
+{
+	static const struct {
+		const char *file;
+		size_t n;
+		bool hwcaps;
+	} files[] = {
+		{ "ldconfig-old.cache", 3, false },
+		{ "ldconfig-new.cache", 3, false },
+		{ "ldconfig-compat.cache", 3, false },
+		{ "ldconfig-hwcaps-new.cache", 5, true },
+		{ "ldconfig-hwcaps-compat.cache", 5, true },
+	};
+	const char *src = getenv("SHSTK_SRCDIR");
+
+	if (!src)
+		SKIP("SHSTK_SRCDIR is not set (run through meson test)");
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		char path[4096];
+		struct shstk_ldcache *c = NULL;
+		struct shstk_ldcache_entry e;
+		struct shstk_err err = { "" };
+		int r;
+
+		snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/ldcache/%s", src, files[i].file);
+		r = shstk_ldcache_load(path, &c, &err);
+		if (r != 0)
+			fail_msg("%s: %d: %s", files[i].file, r, err.msg);
+		assert_string_equal(shstk_ldcache_lookup(c, "libz.so.1", 2), "/lib/x86_64-linux-gnu/libz.so.1");
+		assert_string_equal(shstk_ldcache_lookup(c, "libc.so.6", 2), "/lib/x86_64-linux-gnu/libc.so.6");
+		assert_string_equal(shstk_ldcache_lookup(c, "libbz2.so.1.0", 2), "/opt/l/libbz2.so.1.0");
+		assert_null(shstk_ldcache_lookup(c, "libz.so.1", 1));
+		assert_int_equal(shstk_ldcache_count(c), files[i].n);
+		assert_int_equal(shstk_ldcache_entry(c, 0, &e), 0);
+		if (files[i].hwcaps) {
+			assert_string_equal(e.hwcaps, "x86-64-v3");
+			assert_string_equal(e.path, "/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libz.so.1");
+		} else {
+			assert_null(e.hwcaps);
+		}
+		shstk_ldcache_free(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_ldcache_hostile_offsets),
 		cmocka_unit_test(test_ldcache_load_errors),
 		cmocka_unit_test(test_ldcache_real_cache),
+		cmocka_unit_test(test_ldcache_glibc_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
