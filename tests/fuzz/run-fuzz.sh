@@ -4,7 +4,7 @@
 # (the repository's corpus is never written to); any crash, leak or
 # sanitizer report makes libFuzzer exit non-zero and the test fail.
 set -eu
-exe=$1 corpus=$2 seconds=$3
+exe=$(realpath "$1") corpus=$(realpath -m "$2") seconds=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
