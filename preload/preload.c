@@ -59,9 +59,10 @@ uint8_t shstk_pl_gate_active;
 #define ENV_ALLOWLIST "SHSTK_ALLOWLIST="
 #define ENV_EVENTS "SHSTK_EVENTS_SOCKET="
 #define ENV_DISABLE "SHSTK_PRELOAD_DISABLE="
+#define ENV_GATE_TEST "SHSTK_PRELOAD_GATE_TEST="
 
 struct pl_env {
-	const char *policy, *debug, *allowlist, *events, *disable;
+	const char *policy, *debug, *allowlist, *events, *disable, *gate_test;
 };
 
 /* From envp directly: getenv() may not be ready before libc's own start-up. */
@@ -77,6 +78,7 @@ static void pl_env_scan(char **envp, struct pl_env *env)
 		{ ENV_ALLOWLIST, sizeof(ENV_ALLOWLIST) - 1, offsetof(struct pl_env, allowlist) },
 		{ ENV_EVENTS, sizeof(ENV_EVENTS) - 1, offsetof(struct pl_env, events) },
 		{ ENV_DISABLE, sizeof(ENV_DISABLE) - 1, offsetof(struct pl_env, disable) },
+		{ ENV_GATE_TEST, sizeof(ENV_GATE_TEST) - 1, offsetof(struct pl_env, gate_test) },
 	};
 
 	memset(env, 0, sizeof(*env));
@@ -243,7 +245,7 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 	st->secure = in.secure;
 	/* Secure execution: the environment belongs to a less privileged caller. */
 	if (in.secure)
-		env.debug = env.allowlist = env.events = env.disable = NULL;
+		env.debug = env.allowlist = env.events = env.disable = env.gate_test = NULL;
 	st->debug = env_true(env.debug);
 	{
 		const char *ev_path = env.events ? env.events : SHSTK_RUNDIR "/events";
@@ -254,6 +256,8 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 			pl_copy(st->events, ev_path, n + 1);
 	}
 	in.disabled = env_true(env.disable);
+	/* Tests only: gate dlopen as if a shadow stack were on, on machines without CET. */
+	st->gate_test = env_true(env.gate_test) && !in.disabled;
 	in.override_present = env.policy != NULL;
 	in.override = shstk_pl_parse_override(env.policy);
 
@@ -326,7 +330,7 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 				(unsigned long long)ev->generation);
 	}
 	/* Only a process with a shadow stack gates dlopen and needs the file later. */
-	if (res->applied != SHSTK_DECISION_OFF && st->al.map) {
+	if ((res->applied != SHSTK_DECISION_OFF || st->gate_test) && st->al.map) {
 		st->al_mapped = true;
 		__atomic_store_n(&shstk_pl_gate_active, 1, __ATOMIC_RELEASE);
 	} else if (st->al.map) {

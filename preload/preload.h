@@ -184,6 +184,7 @@ struct shstk_pl_state {
 	bool secure;
 	bool debug;
 	bool al_mapped;               /* al is kept only while a shadow stack is on */
+	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
 	struct shstk_allowlist al;
 	char events[108];             /* sizeof(sockaddr_un.sun_path) */
 	struct shstk_event start;     /* the start-up event, also for shstk_preload_last_event() */

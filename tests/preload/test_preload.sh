@@ -171,6 +171,37 @@ expect_not "no dlopen events without a shadow stack" "$out" 'type=dlopen'
 out=$(SHSTK_PRELOAD_DEBUG=1 SHSTK_ALLOWLIST="$W/al-audit" LD_PRELOAD="$PRELOAD_LIB" /bin/true 2>&1 >/dev/null)
 expect "debug line on stderr" "$out" '^shstk-preload: pid=[0-9]+ id=build-id:[0-9a-f]+ decision=off'
 
+# ---- the dlopen gate, forced on (no CET here) with SHSTK_PRELOAD_GATE_TEST ----
+gate() {
+	local al=$1
+	shift
+	SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$al" SHSTK_EVENTS_SOCKET="$W/gate.sock" \
+		LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/gate.sock" "$TP_DIR/tp-dlopen" "$@"
+}
+UNM=$TP_DIR/libtp-plugin-unmarked.so
+MRK=$TP_DIR/libtp-plugin-marked.so
+out=$(gate "$W/al-other" "$UNM" "$MRK")
+expect "gate, report" "$out" "^ok $UNM value=42" "^ok $MRK value=42" \
+	"type=dlopen .*flags=dlopen-unmarked .*name=$UNM\$"
+expect_not "gate, report" "$out" "type=dlopen .*name=$MRK" 'stale dlerror'
+al_write "$W/al-refuse" --refuse-dlopen "off build-id:00" || exit 1
+out=$(gate "$W/al-refuse" "$UNM" "$MRK" "$TP_DIR/libtp-loader.so")
+expect "gate, refuse" "$out" \
+	"^fail $UNM: refused by shstk-policy: $UNM is not marked SHSTK or is denied by the allowlist" \
+	"^ok $MRK value=42" "^fail .*libtp-loader.so: refused by shstk-policy" \
+	"type=dlopen .*flags=dlopen-refused,dlopen-unmarked .*name=$UNM\$"
+expect_not "gate, refuse" "$out" 'stale dlerror'
+mrk_id=$(readelf -n "$MRK" | sed -n 's/.*Build ID: //p')
+al_write "$W/al-deny" "off build-id:$mrk_id" || exit 1
+out=$(gate "$W/al-deny" "$MRK")
+expect "gate, denied" "$out" "^ok $MRK value=42" "type=dlopen .*listed=off .*flags=dlopen-denied .*key=build-id:$mrk_id name=$MRK\$"
+al_write "$W/al-vouch" "audit build-id:$(readelf -n "$UNM" | sed -n 's/.*Build ID: //p') ignore-marking" || exit 1
+out=$(gate "$W/al-vouch" "$UNM")
+expect_not "gate, vouched for" "$out" 'type=dlopen'
+# Without a valid allowlist there is no gate: nothing to refuse with.
+out=$(gate "$W/missing" "$UNM")
+expect_not "gate, no allowlist" "$out" 'type=dlopen'
+
 # ---- output and exit status identical with and without the preload ----
 cat >"$W/prog.sh" <<EOF
 /bin/true
