@@ -8,7 +8,7 @@
 
 #include "db-internal.h"
 
-_Static_assert(SHSTK_DB_SCHEMA_VERSION == 1, "update db_migrations[] with the schema version");
+_Static_assert(SHSTK_DB_SCHEMA_VERSION == 2, "update db_migrations[] with the schema version");
 
 int db_error(struct shstk_db *db, int rc)
 {
@@ -114,25 +114,25 @@ const char *db_col_text(sqlite3_stmt *st, int i)
 
 int db_bind_root(struct shstk_db *db, sqlite3_stmt *st, int i, const char *root)
 {
-	char lo[PATH_MAX + 2], hi[PATH_MAX + 2];
-	size_t n;
+	char eq[PATH_MAX + 2], lo[PATH_MAX + 2], hi[PATH_MAX + 2];
+	size_t n = root ? strlen(root) : 0;
 	int rc;
 
-	if (!root || strcmp(root, "/") == 0) {
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (n > PATH_MAX)
+		return -ENAMETOOLONG;
+	if (n <= 1) {
 		/* Every stored path is absolute: ['/', '0') holds them all. */
+		strcpy(eq, "/");
 		strcpy(lo, "/");
 		strcpy(hi, "0");
-		root = "/";
 	} else {
-		n = strlen(root);
-		while (n > 1 && root[n - 1] == '/')
-			n--;
-		if (n > PATH_MAX)
-			return -ENAMETOOLONG;
+		snprintf(eq, sizeof(eq), "%.*s", (int)n, root);
 		snprintf(lo, sizeof(lo), "%.*s/", (int)n, root);
 		snprintf(hi, sizeof(hi), "%.*s0", (int)n, root);
 	}
-	rc = sqlite3_bind_text(st, i, root, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_bind_text(st, i, eq, -1, SQLITE_TRANSIENT);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_text(st, i + 1, lo, -1, SQLITE_TRANSIENT);
 	if (rc == SQLITE_OK)
