@@ -230,7 +230,6 @@ struct parse_ctx {
 	enum line_kind kind;
 	bool line_pending; /* the current line still has to be checked after inih saw it */
 	bool line_used;    /* inih called the handler for it */
-	bool line_failed;  /* already reported */
 	bool after_key;    /* mirrors inih's prev_name: a key since the last header */
 
 	struct shstk_policy *p;
@@ -243,6 +242,7 @@ struct parse_ctx {
 	unsigned sect_first_line[SECT_RULE]; /* of each singleton section */
 	unsigned key_line[K_MAX];            /* where each key of the section was set */
 	size_t rule;                         /* index of the current rule */
+	size_t rules_cap;                    /* allocated entries of p->rules */
 	unsigned runs_line, runs_col, days_line, days_col; /* for the cross-check */
 };
 
@@ -430,13 +430,21 @@ static void rule_begin(struct parse_ctx *c, const char *name, size_t len)
 		c->sect = SECT_BROKEN;
 		return;
 	}
-	/* Grow one at a time: policies have tens of rules, and n_rules stays exact. */
-	r = realloc(p->rules, (p->n_rules + 1) * sizeof(*r));
-	copy = strndup(name, len);
-	if (r)
+	if (p->n_rules == c->rules_cap) {
+		/* no overflow: at most SHSTK_POLICY_MAX_RULES entries */
+		size_t cap = c->rules_cap ? 2 * c->rules_cap : 8;
+
+		r = realloc(p->rules, cap * sizeof(*r));
+		if (!r) {
+			c->oom = true;
+			c->sect = SECT_BROKEN;
+			return;
+		}
 		p->rules = r;
-	if (!r || !copy) {
-		free(copy);
+		c->rules_cap = cap;
+	}
+	copy = strndup(name, len);
+	if (!copy) {
 		c->oom = true;
 		c->sect = SECT_BROKEN;
 		return;

@@ -361,6 +361,36 @@ static void test_policy_load_errors(void **state)
 	rmdir(dir);
 }
 
+static void test_policy_many_rules(void **state)
+{
+	size_t size = (SHSTK_POLICY_MAX_RULES + 1) * 80 + 64, used = 0;
+	_cleanup_free_ char *text = malloc(size);
+	struct shstk_policy_errors errs;
+	struct shstk_policy *p = NULL;
+	struct shstk_policy_subject s = { .path = "/bin/p4095", .state = SHSTK_STATE_CANDIDATE, .marked = true };
+	struct shstk_policy_result r;
+
+	assert_non_null(text);
+	used += (size_t)snprintf(text, size, "[policy]\nstage = enforce-marked\n");
+	for (int i = 0; i < SHSTK_POLICY_MAX_RULES; i++)
+		used += (size_t)snprintf(text + used, size - used,
+					 "[rule \"r%d\"]\npath = /bin/p%d\naction = deny\nreason = r\n", i, i);
+	assert_int_equal(shstk_policy_parse(text, used, &p, &errs), 0);
+	assert_int_equal(p->n_rules, SHSTK_POLICY_MAX_RULES);
+	assert_int_equal(shstk_policy_decide(p, &s, &r), 0);
+	assert_int_equal(r.decision, SHSTK_DECISION_OFF);
+	assert_string_equal(r.matched, "r4095");
+	shstk_policy_free(p);
+	p = NULL;
+
+	/* one more is refused, at its header */
+	used += (size_t)snprintf(text + used, size - used, "[rule \"one-more\"]\npath = /x\naction = deny\nreason = r\n");
+	parse_bad(text, &errs);
+	assert_int_equal(errs.n, 1);
+	assert_int_equal(errs.e[0].line, 2 + 4 * SHSTK_POLICY_MAX_RULES + 1);
+	assert_non_null(strstr(errs.e[0].msg, "too many rules"));
+}
+
 /* ---- deciding ---- */
 
 static enum shstk_decision decide(const struct shstk_policy *p, enum shstk_state st, uint32_t risks,
@@ -530,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_policy_columns_with_bom_and_crlf),
 		cmocka_unit_test(test_policy_errors_collected),
 		cmocka_unit_test(test_policy_load_errors),
+		cmocka_unit_test(test_policy_many_rules),
 		cmocka_unit_test(test_policy_decide_stage_table),
 		cmocka_unit_test(test_policy_decide_rules),
 		cmocka_unit_test(test_policy_decide_matchers),
