@@ -65,6 +65,18 @@ for conf in "$SHSTK_SRCDIR"/policies/default.conf "$SHSTK_SRCDIR"/policies/examp
 	tail -n +2 "$W/b" | cmp -s - "$W/a" || fail "show and check --print differ for $conf"
 done
 
+# `show` without --policy: the installed file, or else the built-in default,
+# which must be exactly what default.conf says.
+"$ctl" policy show >"$W/show" 2>"$W/err" || fail "show: $(cat "$W/err")"
+case $(head -n1 "$W/show") in
+"# built-in default policy ("*)
+	"$ctl" policy check --print "$SHSTK_SRCDIR/policies/default.conf" >"$W/def"
+	tail -n +2 "$W/show" | cmp -s - "$W/def" || fail "built-in default differs from default.conf"
+	;;
+"# policy from "*) ;;
+*) fail "show: unexpected first line: $(head -n1 "$W/show")" ;;
+esac
+
 # Several files: all checked, failure if any is bad.
 "$ctl" policy check good-full.conf bad-value.conf >"$W/out" 2>"$W/err"
 rc=$?
