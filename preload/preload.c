@@ -230,6 +230,60 @@ static int pl_map_allowlist(const char *override_path, struct shstk_allowlist *a
 	return r;
 }
 
+/* The environment, minus what a secure-execution process must not take from it. */
+static void pl_read_env(char **envp, struct shstk_pl_input *in, const char **ret_allowlist)
+{
+	struct shstk_pl_state *st = &shstk_pl_state;
+	const char *ev_path;
+	struct pl_env env;
+	size_t n;
+
+	pl_env_scan(envp, &env);
+	in->secure = getauxval(AT_SECURE) != 0;
+	st->secure = in->secure;
+	/* The environment of a setuid/setgid/capability process belongs to its less
+	 * privileged caller; SHSTK_POLICY stays visible, and decide.c refuses it. */
+	if (in->secure)
+		env.debug = env.allowlist = env.events = env.disable = env.gate_test = NULL;
+	st->debug = env_true(env.debug);
+	ev_path = env.events ? env.events : SHSTK_RUNDIR "/events";
+	n = pl_strnlen(ev_path, sizeof(st->events));
+	/* Too long for a socket address: no events rather than a truncated path. */
+	if (n < sizeof(st->events))
+		pl_copy(st->events, ev_path, n + 1);
+	in->disabled = env_true(env.disable);
+	/* Tests only: gate dlopen as if a shadow stack were on, on machines without CET. */
+	st->gate_test = env_true(env.gate_test) && !in->disabled;
+	in->override_present = env.policy != NULL;
+	in->override = shstk_pl_parse_override(env.policy);
+	*ret_allowlist = env.allowlist;
+}
+
+/* Identity: the main program's build-id, else (dev, ino, size, mtime) of /proc/self/exe. */
+static bool pl_identify(const struct pl_scan *scan, struct shstk_al_key *key)
+{
+	struct stat sb;
+
+	if (scan->main.build_id_len > 0)
+		return shstk_al_key_build_id(key, scan->main.build_id, scan->main.build_id_len) == 0;
+	if (pl_stat("/proc/self/exe", &sb) != 0)
+		return false;
+	shstk_al_key_file(key, sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
+			  (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec);
+	return true;
+}
+
+/* The event's name: the first unmarked object, its tail if the path is long. */
+static void pl_set_name(struct shstk_event *ev, const char *name)
+{
+	struct shstk_pl_state *st = &shstk_pl_state;
+	size_t len = pl_strnlen(name, 4096), keep = sizeof(st->start_name) - 1;
+
+	ev->name_len = len > keep ? keep : len;
+	pl_copy(st->start_name, name + (len - ev->name_len), ev->name_len);
+	ev->name = st->start_name;
+}
+
 /* Everything before acting; a normal function, so it may return. */
 static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_plan *plan)
 {
@@ -237,34 +291,14 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 	struct shstk_pl_input in = { .override = -1 };
 	struct pl_scan scan = { .all_marked = true };
 	struct shstk_event *ev = &st->start;
-	struct pl_env env;
+	const char *al_path = NULL;
 	unsigned long features = 0;
 
-	pl_env_scan(envp, &env);
-	in.secure = getauxval(AT_SECURE) != 0;
-	st->secure = in.secure;
-	/* Secure execution: the environment belongs to a less privileged caller. */
-	if (in.secure)
-		env.debug = env.allowlist = env.events = env.disable = env.gate_test = NULL;
-	st->debug = env_true(env.debug);
-	{
-		const char *ev_path = env.events ? env.events : SHSTK_RUNDIR "/events";
-		size_t n = pl_strnlen(ev_path, sizeof(st->events));
-
-		/* Too long for a socket address: no events rather than a truncated path. */
-		if (n < sizeof(st->events))
-			pl_copy(st->events, ev_path, n + 1);
-	}
-	in.disabled = env_true(env.disable);
-	/* Tests only: gate dlopen as if a shadow stack were on, on machines without CET. */
-	st->gate_test = env_true(env.gate_test) && !in.disabled;
-	in.override_present = env.policy != NULL;
-	in.override = shstk_pl_parse_override(env.policy);
-
+	pl_read_env(envp, &in, &al_path);
 	ev->type = SHSTK_EV_START;
 	ev->pid = (uint32_t)pl_getpid();
 	if (!in.disabled) {
-		in.al_state = pl_map_allowlist(env.allowlist, &st->al);
+		in.al_state = pl_map_allowlist(al_path, &st->al);
 		if (in.al_state == 0) {
 			in.al_flags = st->al.flags;
 			ev->generation = st->al.generation;
@@ -273,19 +307,7 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 		dl_iterate_phdr(pl_scan_cb, &scan);
 		in.all_marked = scan.all_marked;
 		in.libc_marked = scan.libc_marked;
-		if (scan.main.build_id_len > 0) {
-			in.have_identity = shstk_al_key_build_id(&ev->key, scan.main.build_id,
-								 scan.main.build_id_len) == 0;
-		} else {
-			struct stat sb;
-
-			if (pl_stat("/proc/self/exe", &sb) == 0) {
-				shstk_al_key_file(&ev->key, sb.st_dev, sb.st_ino, (uint64_t)sb.st_size,
-						  (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-							  (uint64_t)sb.st_mtim.tv_nsec);
-				in.have_identity = true;
-			}
-		}
+		in.have_identity = pl_identify(&scan, &ev->key);
 		if (in.al_state == 0 && in.have_identity)
 			in.lookup = shstk_allowlist_lookup(&st->al, &ev->key, &in.entry);
 		in.status_ok = pl_raw_arch_prctl(SHSTK_ARCH_SHSTK_STATUS, (unsigned long)&features) == 0;
@@ -295,15 +317,8 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 	ev->decision = plan->decision;
 	ev->source = plan->source;
 	ev->listed = plan->listed < 0 ? 0xff : (uint8_t)plan->listed;
-	if (scan.first_unmarked) {
-		/* The tail of a long path is the informative part. */
-		size_t len = pl_strnlen(scan.first_unmarked, 4096), keep = sizeof(st->start_name) - 1;
-		const char *from = scan.first_unmarked + (len > keep ? len - keep : 0);
-
-		ev->name_len = len > keep ? keep : len;
-		pl_copy(st->start_name, from, ev->name_len);
-		ev->name = st->start_name;
-	}
+	if (scan.first_unmarked)
+		pl_set_name(ev, scan.first_unmarked);
 }
 
 /* After acting: calls and returns are balanced here, so this may be a function. */
