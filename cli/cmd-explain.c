@@ -32,7 +32,8 @@ static void help(void)
 	      "Options:\n"
 	      "  --format=FMT  'table' (default) or 'json'\n"
 	      "  --live        ignore the database, analyse the file now\n"
-	      "  --root DIR    analyse inside a guest root file system (implies --live)\n"
+	      "  --root DIR    PATH is inside this root file system (a guest, an unpacked\n"
+	      "                package), as scanned with 'shstkctl scan --root DIR'\n"
 	      "  --db PATH     the database (see 'shstkctl --help' for the default)\n"
 	      "  -h, --help    this help\n"
 	      "\n"
@@ -432,7 +433,7 @@ static void print_table(const struct explanation *e)
 	for (size_t i = 0; i < e->n_rows; i++)
 		if (e->rows[i].via && strcmp(e->rows[i].via, "loaded") == 0)
 			again++;
-	printf("\nClosure, in load order (%zu objects)\n", e->n_rows - again);
+	printf("\nClosure, in load order (%zu object%s)\n", e->n_rows - again, e->n_rows - again == 1 ? "" : "s");
 	printf("  %3s  %-44s %-11s %-12s %s\n", "#", "object", "marking", "found via", "path");
 	for (size_t i = 0; i < e->n_rows; i++) {
 		const struct shstk_db_closure_row *r = &e->rows[i];
@@ -543,7 +544,6 @@ int cmd_explain(int argc, char **argv)
 			break;
 		case 'r':
 			root = optarg;
-			force_live = true;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;

@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Golden tests of `shstkctl report` and `shstkctl explain`: scan the fixture
+# tree (tests/fixtures/tree, whose verdicts are known by construction), then
+# diff the table and JSON outputs against tests/integration/golden/*.expected.
+# Only what varies between runs (database path, times, build-ids, inode
+# numbers) is normalised.  SHSTK_UPDATE_GOLDEN=1 rewrites the expected files.
+set -eu
+ctl="$SHSTK_BUILDDIR/cli/shstkctl"
+tree="$SHSTK_FIXTURES/tree/root"
+golden="$SHSTK_SRCDIR/tests/integration/golden"
+[ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
+[ -d "$tree" ] || { echo "FAIL: fixture tree $tree missing"; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -a "$tree" "$work/root"
+db="$work/shstk.db"
+fail=0
+
+norm() {
+	sed -e "s|$work|WORK|g" \
+	    -e 's/^last scan: .*, \([^,]*\)$/last scan: TIME, N s, \1/' \
+	    -e 's/"\(started_us\|finished_us\|duration_us\)":[0-9]*/"\1":N/g' \
+	    -e 's/[0-9a-f]\{40\}/BUILDID/g'
+}
+
+golden_check() {
+	name=$1
+	shift
+	rc=0
+	"$@" >"$work/$name.raw" 2>&1 || rc=$?
+	{ norm <"$work/$name.raw"; echo "exit $rc"; } >"$work/$name.out"
+	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$work/$name.out" "$golden/$name.expected"
+	fi
+	if diff -u "$golden/$name.expected" "$work/$name.out"; then
+		echo "ok: $name"
+	else
+		echo "FAIL: $name differs from golden/$name.expected (above)"
+		fail=1
+	fi
+}
+
+# No database yet: the message says how to create one.
+golden_check report-nodb "$ctl" --db "$db" report
+
+"$ctl" --db "$db" scan --no-packages --no-progress --root "$work/root" / >/dev/null
+
+golden_check report-table "$ctl" --db "$db" report
+golden_check report-json "$ctl" --db "$db" report --format=json
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/report-json.raw" &&
+	echo "ok: report JSON parses" || { echo "FAIL: report JSON does not parse"; fail=1; }
+
+for b in eligible rpath-user dep-unmarked2 dep-missing suspect-ctx suspect-jit static-unmarked; do
+	golden_check "explain-$b" "$ctl" --db "$db" explain --root "$work/root" "/usr/bin/$b"
+done
+golden_check explain-json-dep-unmarked "$ctl" --db "$db" explain --format=json --root "$work/root" /usr/bin/dep-unmarked
+golden_check explain-live-eligible "$ctl" --db "$db" explain --live --root "$work/root" /usr/bin/eligible
+golden_check explain-notelf "$ctl" --db "$db" explain --root "$work/root" /usr/bin/script
+golden_check explain-missing "$ctl" --db "$db" explain --root "$work/root" /usr/bin/nosuch
+golden_check explain-usage "$ctl" --db "$db" explain
+golden_check report-usage "$ctl" --db "$db" report --format=xml
+
+# The table and live answers must agree on the verdict of every program.
+for b in "$work"/root/usr/bin/*; do
+	n=${b##*/}
+	a=$("$ctl" --db "$db" explain --root "$work/root" "/usr/bin/$n" 2>/dev/null | grep '^  verdict' || true)
+	l=$("$ctl" --db "$db" explain --live --root "$work/root" "/usr/bin/$n" 2>/dev/null | grep '^  verdict' || true)
+	[ "$a" = "$l" ] || { echo "FAIL: $n: database says '$a', live analysis '$l'"; fail=1; }
+done
+[ $fail = 0 ] && echo "ok: database and live verdicts agree"
+exit $fail
