@@ -488,9 +488,11 @@ int shstk_scan(const struct shstk_scan_opts *opts, struct shstk_db *db, struct s
 	r = walk_phase(&c);
 	if (r < 0)
 		goto fail;
+	stats.walk_s = now_s() - c.started;
 	r = scan_closures(&c);
 	if (r < 0)
 		goto fail;
+	stats.closure_s = now_s() - c.started - stats.walk_s;
 
 	r = shstk_db_begin(db);
 	for (size_t i = 0; r >= 0 && i < c.n_roots; i++)

@@ -72,6 +72,7 @@ struct shstk_scan_stats {
 	uint64_t closures_written; /* ... and whose stored closure changed */
 	int pkgdb_error;          /* 0, or why package attribution was not possible */
 	double duration_s;
+	double walk_s, closure_s; /* the walk (with its writes) and the closure phase */
 	/* The first SHSTK_SCAN_MAX_ERRORS errors, "path" and "message". */
 	struct shstk_scan_error errs[SHSTK_SCAN_MAX_ERRORS];
 	size_t n_errs;

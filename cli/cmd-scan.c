@@ -125,7 +125,8 @@ static void summary(const struct shstk_scan_opts *o, const struct shstk_scan_sta
 		printf("  ... and %llu more\n", (unsigned long long)(s->errors - s->n_errs));
 	if (s->pkgdb_error < 0 && !o->no_packages)
 		printf("packages:        not attributed (%s)\n", strerror(-s->pkgdb_error));
-	printf("duration:        %.2f s (%.0f files/s)\n", s->duration_s, rate);
+	printf("duration:        %.2f s (%.0f files/s; walk %.2f s, closures %.2f s)\n", s->duration_s, rate,
+	       s->walk_s, s->closure_s);
 }
 
 static int parse_jobs(const char *s, unsigned *ret)

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of the scanner over a copy of the fixture tree
+ * (tests/fixtures/tree/build.sh, whose header lists what it holds and why
+ * the numbers below are what they are).
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "db.h"
+#include "scan.h"
+
+/* The fixture tree's numbers (see its build.sh). */
+#define TREE_FILES 23
+#define TREE_CANDIDATES 20
+#define TREE_ELF 17
+#define TREE_EXECUTABLES 11
+#define TREE_SYMLINKS 3
+
+static char tmpdir[256], rootdir[512];
+
+static int setup(void **state)
+{
+	const char *fx = getenv("SHSTK_FIXTURES");
+	char cmd[1024];
+
+	if (!fx) {
+		print_message("SKIP: SHSTK_FIXTURES not set\n");
+		return -1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_scan.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(rootdir, sizeof(rootdir), "%s/root", tmpdir);
+	/* -a keeps the hard link, the symlinks and the modes. */
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/tree/root' '%s'", fx, rootdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The host path of @path in the tree copy; four calls may share one expression. */
+static const char *in_root(const char *path)
+{
+	static char p[4][600];
+	static unsigned next;
+	char *b = p[next++ % 4];
+
+	snprintf(b, sizeof(p[0]), "%s%s", rootdir, path);
+	return b;
+}
+
+static struct shstk_db *open_db(void)
+{
+	char path[512];
+	struct shstk_db *db = NULL;
+
+	snprintf(path, sizeof(path), "%s/db/shstk.db", tmpdir);
+	assert_int_equal(shstk_db_open(path, 0, &db), 0);
+	return db;
+}
+
+static int scan_opts(struct shstk_db *db, unsigned threads, bool allfs, struct shstk_scan_stats *st)
+{
+	static const char *const roots[] = { "/" };
+	struct shstk_scan_opts o = {
+		.roots = roots,
+		.n_roots = 1,
+		.sysroot = rootdir,
+		.threads = threads,
+		.all_filesystems = allfs,
+		.no_packages = true,
+	};
+
+	return shstk_scan(&o, db, st);
+}
+
+static void scan(struct shstk_db *db, struct shstk_scan_stats *st)
+{
+	int r = scan_opts(db, 2, false, st);
+
+	if (r < 0)
+		fail_msg("scan: %s (%s)", strerror(-r), shstk_db_errmsg(db));
+}
+
+static int id_cb(const struct shstk_db_object *o, void *ud)
+{
+	*(int64_t *)ud = o->id;
+	return 0;
+}
+
+static int verdict_cb(const struct shstk_db_verdict *v, void *ud)
+{
+	snprintf(ud, 128, "%s%s%s", v->verdict, v->reason_name ? " " : "", v->reason_name ? v->reason_name : "");
+	return 0;
+}
+
+/* "verdict [reason]" of the executable at @path, "" without one, "absent" without a row. */
+static const char *verdict_of(struct shstk_db *db, const char *path)
+{
+	static char buf[128];
+	int64_t id = 0;
+
+	if (shstk_db_object_get(db, path, 0, id_cb, &id) != 1)
+		return "absent";
+	buf[0] = '\0';
+	assert_true(shstk_db_verdict_get(db, id, verdict_cb, buf) >= 0);
+	return buf;
+}
+
+static void test_scan_counts(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+
+	scan(db, &st);
+	assert_int_equal(st.files_seen, TREE_FILES);
+	assert_int_equal(st.candidates, TREE_CANDIDATES);
+	assert_int_equal(st.elf, TREE_ELF);
+	assert_int_equal(st.files_opened, TREE_CANDIDATES);
+	assert_int_equal(st.added, TREE_CANDIDATES);
+	assert_int_equal(st.reused + st.changed + st.removed, 0);
+	assert_int_equal(st.skipped_symlinks, TREE_SYMLINKS);
+	assert_int_equal(st.closures, TREE_EXECUTABLES);
+	/* One malformed file is an error, and the scan went on past it. */
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.n_errs, 1);
+	assert_string_equal(st.errs[0].path, "/usr/bin/corrupt");
+	shstk_scan_stats_done(&st);
+
+	assert_string_equal(verdict_of(db, "/usr/bin/eligible"), "eligible");
+	assert_string_equal(verdict_of(db, "/usr/sbin/eligible-hard"), "eligible");
+	assert_string_equal(verdict_of(db, "/usr/bin/rpath-user"), "eligible");
+	assert_string_equal(verdict_of(db, "/usr/bin/static-marked"), "eligible");
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked"), "dep-unmarked libunmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked2"), "dep-unmarked libunmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-missing"), "dep-missing libnothere.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/self-unmarked"), "self-unmarked /usr/bin/self-unmarked");
+	assert_string_equal(verdict_of(db, "/usr/bin/static-unmarked"),
+			    "static-unmarked /usr/bin/static-unmarked");
+	assert_string_equal(verdict_of(db, "/usr/bin/script"), "");
+	assert_string_equal(verdict_of(db, "/usr/bin/eligible-link"), "absent");
+	assert_string_equal(verdict_of(db, "/usr/lib/x86_64-linux-gnu/README"), "absent");
+	assert_string_equal(verdict_of(db, "/usr/lib/x86_64-linux-gnu/tiny.so"), "absent");
+	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+	shstk_db_close(db);
+}
+
+static void test_scan_threads_agree(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+
+	assert_int_equal(scan_opts(db, 1, false, &st), 0);
+	assert_int_equal(st.files_seen, TREE_FILES);
+	assert_int_equal(st.elf, TREE_ELF);
+	shstk_scan_stats_done(&st);
+	shstk_db_close(db);
+	teardown(state);
+	assert_int_equal(setup(state), 0);
+	db = open_db();
+	assert_int_equal(scan_opts(db, 8, false, &st), 0);
+	assert_int_equal(st.files_seen, TREE_FILES);
+	assert_int_equal(st.elf, TREE_ELF);
+	assert_int_equal(st.added, TREE_CANDIDATES);
+	shstk_scan_stats_done(&st);
+	shstk_db_close(db);
+}
+
+static void test_scan_incremental_opens_nothing(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+
+	scan(db, &st);
+	shstk_scan_stats_done(&st);
+	scan(db, &st);
+	assert_int_equal(st.files_seen, TREE_FILES);
+	assert_int_equal(st.files_opened, 0);
+	assert_int_equal(st.reused, TREE_CANDIDATES);
+	assert_int_equal(st.elf, TREE_ELF);
+	assert_int_equal(st.added + st.changed + st.removed, 0);
+	/* Nothing changed: no closure is even computed. */
+	assert_int_equal(st.closures, 0);
+	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked"), "dep-unmarked libunmarked.so.1");
+	shstk_db_close(db);
+}
+
+static void test_scan_changed_file_reread(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+	char cmd[4096];
+	int fd;
+
+	scan(db, &st);
+	shstk_scan_stats_done(&st);
+	fd = open(in_root("/usr/bin/script"), O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "#\n", 2), 2);
+	close(fd);
+	/* A package update replaces libmarked.so.1 with an unmarked build (rename, new inode). */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", in_root("/usr/lib/x86_64-linux-gnu/libunmarked.so.1"),
+		 in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"), in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"),
+		 in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"));
+	assert_int_equal(system(cmd), 0);
+	scan(db, &st);
+	assert_int_equal(st.files_opened, 2);
+	assert_int_equal(st.changed, 2);
+	assert_int_equal(st.reused, TREE_CANDIDATES - 2);
+	/* The executables whose verdict changes are rewritten: eligible, its
+	 * hard link and dep-unmarked2 (libmarked.so.1 is now its first
+	 * unmarked library).  self-unmarked loads it too, but its rows and
+	 * verdict are the same, so it is left alone. */
+	assert_int_equal(st.closures, TREE_EXECUTABLES);
+	assert_int_equal(st.closures_written, 3);
+	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/bin/eligible"), "dep-unmarked libmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/sbin/eligible-hard"), "dep-unmarked libmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked2"), "dep-unmarked libmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/self-unmarked"), "self-unmarked /usr/bin/self-unmarked");
+	assert_string_equal(verdict_of(db, "/usr/bin/rpath-user"), "eligible");
+	shstk_db_close(db);
+}
+
+static void test_scan_removed_file_disappears(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+	struct shstk_db_stat s;
+
+	scan(db, &st);
+	shstk_scan_stats_done(&st);
+	assert_int_equal(unlink(in_root("/usr/lib/x86_64-linux-gnu/libunmarked.so.1")), 0);
+	assert_int_equal(unlink(in_root("/usr/bin/corrupt")), 0);
+	scan(db, &st);
+	assert_int_equal(st.removed, 2);
+	assert_int_equal(st.files_opened, 0);
+	assert_int_equal(st.errors, 0);
+	shstk_scan_stats_done(&st);
+	assert_int_equal(shstk_db_object_lookup_stat(db, "/usr/lib/x86_64-linux-gnu/libunmarked.so.1", &s), 0);
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked"), "dep-missing libunmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked2"), "dep-missing libunmarked.so.1");
+	shstk_db_close(db);
+}
+
+static void test_scan_symlinks_not_followed(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+
+	/* A symlink out of the tree and a second loop: neither may be walked. */
+	assert_int_equal(symlink("/usr/bin", in_root("/usr/bin/system-bin")), 0);
+	assert_int_equal(symlink("../../..", in_root("/usr/lib/shstk/up")), 0);
+	scan(db, &st);
+	assert_int_equal(st.files_seen, TREE_FILES);
+	assert_int_equal(st.skipped_symlinks, TREE_SYMLINKS + 2);
+	shstk_scan_stats_done(&st);
+	shstk_db_close(db);
+}
+
+/*
+ * In a child with its own mount namespace (so nothing leaks to the host):
+ * a tmpfs holding an ELF file mounted inside the tree, and a bind mount of
+ * the tree's /usr inside itself.  Exit codes: 0 pass, 77 cannot mount,
+ * others say which check failed.
+ */
+static int mounts_child(void)
+{
+	struct shstk_scan_stats st;
+	struct shstk_db_stat s;
+	struct shstk_db *db = NULL;
+	char cmd[4096], path[1024];
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 77;
+	if (mkdir(in_root("/usr/lib/mnt"), 0755) < 0 || mkdir(in_root("/usr/lib/bind"), 0755) < 0)
+		return 10;
+	if (mount("tmpfs", in_root("/usr/lib/mnt"), "tmpfs", 0, "size=1m") < 0)
+		return 77;
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", in_root("/usr/bin/eligible"), in_root("/usr/lib/mnt/other-fs"));
+	if (system(cmd) != 0)
+		return 11;
+	snprintf(path, sizeof(path), "%s", in_root("/usr"));
+	if (mount(path, in_root("/usr/lib/bind"), NULL, MS_BIND, NULL) < 0)
+		return 77;
+	snprintf(path, sizeof(path), "%s/db/shstk.db", tmpdir);
+	if (shstk_db_open(path, 0, &db) < 0)
+		return 12;
+	if (scan_opts(db, 2, false, &st) < 0)
+		return 13;
+	/* One file system: the tmpfs is skipped, the bind mount (same device,
+	 * same inodes) is a loop, so every file is seen exactly once. */
+	if (st.skipped_mounts != 1 || st.files_seen != TREE_FILES || st.skipped_loops != 1)
+		return 14;
+	shstk_scan_stats_done(&st);
+	if (shstk_db_object_lookup_stat(db, "/usr/lib/mnt/other-fs", &s) != 0)
+		return 15;
+	if (scan_opts(db, 2, true, &st) < 0)
+		return 16;
+	if (st.skipped_mounts != 0 || st.files_seen != TREE_FILES + 1 || st.added != 1)
+		return 17;
+	shstk_scan_stats_done(&st);
+	if (shstk_db_object_lookup_stat(db, "/usr/lib/mnt/other-fs", &s) != 1)
+		return 18;
+	shstk_db_close(db);
+	return 0;
+}
+
+static void test_scan_one_filesystem(void **state)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(mounts_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		print_message("SKIP: cannot make a mount namespace, tmpfs or bind mount (needs root)\n");
+		skip();
+	}
+	if (WEXITSTATUS(status) != 0)
+		fail_msg("mount namespace check %d failed", WEXITSTATUS(status));
+}
+
+static void test_scan_default_roots(void **state)
+{
+	char **roots = NULL;
+	size_t n = 0;
+
+	/* The fixture tree has /usr/bin, /usr/sbin and /usr/lib, no /bin. */
+	assert_int_equal(shstk_scan_default_roots(rootdir, &roots, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(roots[0], "/usr/bin");
+	assert_string_equal(roots[1], "/usr/sbin");
+	assert_string_equal(roots[2], "/usr/lib");
+	shstk_scan_roots_free(roots, n);
+	/* A usrmerge symlink is not a root. */
+	assert_int_equal(symlink("usr/lib", in_root("/lib")), 0);
+	assert_int_equal(shstk_scan_default_roots(rootdir, &roots, &n), 0);
+	assert_int_equal(n, 3);
+	shstk_scan_roots_free(roots, n);
+}
+
+static void test_scan_missing_root(void **state)
+{
+	static const char *const roots[] = { "/no/such/dir" };
+	struct shstk_scan_opts o = { .roots = roots, .n_roots = 1, .sysroot = rootdir, .no_packages = true };
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+
+	assert_int_equal(shstk_scan(&o, db, &st), -ENOENT);
+	shstk_db_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_scan_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_threads_agree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_incremental_opens_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_changed_file_reread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_removed_file_disappears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_symlinks_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_one_filesystem, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_default_roots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_missing_root, setup, teardown),
+	};
+
+	if (!getenv("SHSTK_FIXTURES")) {
+		printf("SKIP: SHSTK_FIXTURES is not set (run through meson test)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
