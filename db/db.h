@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 1
+#define SHSTK_DB_SCHEMA_VERSION 2
 
 enum {
 	/* Open an existing database read-only; never create or migrate it.
@@ -302,5 +302,218 @@ struct shstk_db_package_count {
 /* ELF object counts per package, most objects first; @limit 0: all. */
 int shstk_db_report_packages(struct shstk_db *db, unsigned limit,
 			     int (*cb)(const struct shstk_db_package_count *p, void *ud), void *ud);
+
+/* ==== evidence and decisions (issue 5: shstkd's recording and decision engine) ====
+ * Implemented in db/evidence.c.  Unknown numbers are 0 and stored as SQL NULL,
+ * unknown strings NULL. */
+
+/* True while a transaction is open on @db: callers that may run inside one
+ * (the daemon batching several changes) open their own only when it is not. */
+bool shstk_db_in_transaction(struct shstk_db *db);
+
+/* ---- runs ----------------------------------------------------------------- */
+
+struct shstk_db_run {
+	int64_t id;
+	const char *identity;
+	int64_t object;          /* 0: no object row with this identity */
+	const char *build_id;
+	const char *exe_path;
+	int64_t pid;
+	int64_t started_us, ended_us; /* ended_us 0: still running (or its end was never seen) */
+	const char *mode_requested, *mode_applied, *enabled_by;
+	bool locked;
+	int error;
+	bool exited;             /* exit_status/exit_signal are known */
+	int exit_status, exit_signal;
+	int64_t violations;
+	const char *source;      /* "preload", "verify", "census" */
+};
+
+int shstk_db_run_insert(struct shstk_db *db, const struct shstk_db_run *r, int64_t *ret_id);
+/* Ends run @id; @exited false leaves the exit columns NULL (superseded by exec,
+ * end not observed).  -ENOENT when there is no such run, -EALREADY when it has ended. */
+int shstk_db_run_end(struct shstk_db *db, int64_t id, int64_t ended_us, bool exited, int exit_status,
+		     int exit_signal);
+/* The latest run of @pid that has not ended and started at or before
+ * @time_us (+1 s of slack for clocks that disagree): 1 and *ret_id, or 0. */
+int shstk_db_run_find_open(struct shstk_db *db, int64_t pid, int64_t time_us, int64_t *ret_id);
+/* Ends (not exited) every open run of @pid that started before @time_us:
+ * the process exec'd; the new image is a new run. */
+int shstk_db_runs_supersede(struct shstk_db *db, int64_t pid, int64_t time_us);
+int shstk_db_run_add_violation(struct shstk_db *db, int64_t id);
+int shstk_db_run_get(struct shstk_db *db, int64_t id, int (*cb)(const struct shstk_db_run *r, void *ud), void *ud);
+/* Runs of @identity (NULL: all) by start time. */
+int shstk_db_runs_foreach(struct shstk_db *db, const char *identity,
+			  int (*cb)(const struct shstk_db_run *r, void *ud), void *ud);
+
+/* ---- violations ----------------------------------------------------------- */
+
+/* enum shstk_source's ANOM_ABEND bit (auditd/evidence.h): a row whose sources
+ * are only this is an uncorroborated hint. */
+#define SHSTK_DB_SOURCE_HINT 16u
+
+struct shstk_db_violation {
+	int64_t id;
+	int64_t time_us;
+	int64_t pid, tid;
+	const char *comm, *exe_path, *identity, *build_id;
+	int64_t object;
+	const char *package, *package_version;
+	uint64_t ip, sp, ssp;
+	const char *ip_object;
+	uint64_t ip_offset;
+	uint64_t ret_addr;
+	const char *ret_object;
+	uint64_t ret_offset;
+	const char *kind;
+	uint64_t error_code;
+	const char *mode, *action;
+	unsigned sources;
+	int64_t run;
+};
+
+/* The violation an observation of @source with sequence number @seq about
+ * @pid was already merged into: 1 and *ret_id, or 0. */
+int shstk_db_violation_find_seq(struct shstk_db *db, unsigned source, uint64_t seq, int64_t pid,
+				int64_t *ret_id);
+/*
+ * The violation @v (pid, tid, ip, ssp, time_us) is the same as: same pid,
+ * time within @window_us, and tid, ip, ssp equal wherever both sides know
+ * them; a row @source already reported is never matched (a source reports a
+ * violation once).  1 and *ret_id (the nearest in time), or 0.
+ */
+int shstk_db_violation_find_match(struct shstk_db *db, const struct shstk_db_violation *v, unsigned source,
+				  int64_t window_us, int64_t *ret_id);
+/* Inserts @v (v->id ignored). */
+int shstk_db_violation_insert(struct shstk_db *db, const struct shstk_db_violation *v, int64_t *ret_id);
+/* Merges @v into row v->id: sources |= v->sources, time the earlier, every
+ * other column filled where the row has NULL (the row's values win). */
+int shstk_db_violation_merge(struct shstk_db *db, const struct shstk_db_violation *v);
+/* Records that @source (seq 0: none) saw violation @id. */
+int shstk_db_violation_source_add(struct shstk_db *db, int64_t id, unsigned source, uint64_t seq, int64_t pid,
+				  int64_t time_us);
+/* Sets the run a violation belongs to. */
+int shstk_db_violation_set_run(struct shstk_db *db, int64_t id, int64_t run);
+int shstk_db_violation_get(struct shstk_db *db, int64_t id,
+			   int (*cb)(const struct shstk_db_violation *v, void *ud), void *ud);
+/* Violations of @identity (NULL: all) by time. */
+int shstk_db_violations_foreach(struct shstk_db *db, const char *identity,
+				int (*cb)(const struct shstk_db_violation *v, void *ud), void *ud);
+/* The observations merged into violation @id, in arrival order. */
+int shstk_db_violation_sources_foreach(struct shstk_db *db, int64_t id,
+				       int (*cb)(unsigned source, uint64_t seq, int64_t time_us, void *ud),
+				       void *ud);
+
+/* ---- evidence per identity ----------------------------------------------- */
+
+struct shstk_db_evidence {
+	uint64_t runs;           /* every run recorded */
+	uint64_t clean_runs;     /* ended, shadow stack applied (audit/enforce), no violation, not SIGSEGV */
+	uint64_t clean_days;     /* distinct UTC days those clean runs started on */
+	uint64_t violations;     /* corroborated violations (any source but the ABEND hint) */
+	uint64_t hints;          /* ABEND-only rows */
+	int64_t last_violation;  /* id of the latest corroborated violation, 0 if none */
+};
+
+int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shstk_db_evidence *ret);
+
+/* One executable with this identity, for the decision engine. */
+struct shstk_db_identity_object {
+	int64_t object;
+	const char *path, *package, *build_id;
+	bool marked;             /* its own SHSTK bit */
+	const char *verdict;     /* NULL: no verdict (not an executable, or not analysed) */
+	uint32_t risks;          /* the verdict's risks (own | closure JIT), else the file's own */
+};
+
+/* Objects with @identity, by id. */
+int shstk_db_identity_objects(struct shstk_db *db, const char *identity,
+			      int (*cb)(const struct shstk_db_identity_object *o, void *ud), void *ud);
+/* Distinct identities of the objects that have a verdict (the executables),
+ * and then those of decisions rows whose identity no object has any more. */
+int shstk_db_decidable_foreach(struct shstk_db *db, int (*cb)(const char *identity, void *ud), void *ud);
+
+/* ---- decisions ------------------------------------------------------------ */
+
+struct shstk_db_decision {
+	const char *identity;
+	int64_t object;
+	const char *path;
+	const char *state;       /* shstk_state_name() */
+	const char *decision;    /* shstk_decision_name() */
+	int64_t since_us;
+	const char *reason;
+	int64_t override;        /* 0: none */
+	uint32_t flags;          /* SHSTK_AL_E_* */
+};
+
+int shstk_db_decision_get(struct shstk_db *db, const char *identity,
+			  int (*cb)(const struct shstk_db_decision *d, void *ud), void *ud);
+/* Inserts or replaces the row of d->identity. */
+int shstk_db_decision_put(struct shstk_db *db, const struct shstk_db_decision *d);
+int shstk_db_decision_delete(struct shstk_db *db, const char *identity);
+/* Every decision, by identity. */
+int shstk_db_decisions_foreach(struct shstk_db *db, int (*cb)(const struct shstk_db_decision *d, void *ud),
+			       void *ud);
+
+struct shstk_db_decision_change {
+	int64_t id;
+	const char *identity;
+	int64_t time_us;
+	const char *old_state, *new_state;       /* old_*: NULL for the first decision */
+	const char *old_decision, *new_decision;
+	const char *reason;
+	const char *evidence;    /* JSON object */
+	int64_t violation, override; /* 0: none */
+};
+
+int shstk_db_decision_history_add(struct shstk_db *db, const struct shstk_db_decision_change *c,
+				  int64_t *ret_id);
+/* History of @identity (NULL: all), oldest first. */
+int shstk_db_decision_history_foreach(struct shstk_db *db, const char *identity,
+				      int (*cb)(const struct shstk_db_decision_change *c, void *ud), void *ud);
+
+/* ---- overrides ------------------------------------------------------------ */
+
+struct shstk_db_override {
+	int64_t id;
+	const char *match;       /* "path" (fnmatch glob), "package", "build-id", "identity" */
+	const char *value;
+	const char *action;      /* "allow", "deny", "audit-only", "trust-marking" */
+	const char *reason;      /* mandatory */
+	const char *user;
+	int64_t uid;             /* -1: unknown */
+	int64_t time_us;
+};
+
+/* Adds an override, replacing the one with the same (match, value); *ret_id
+ * its id.  -EINVAL for an unknown match or action, an empty value or reason. */
+int shstk_db_override_add(struct shstk_db *db, const struct shstk_db_override *o, int64_t *ret_id);
+/* Removes by id (@match NULL) or by (match, value): 1 when removed, 0 when none. */
+int shstk_db_override_remove(struct shstk_db *db, int64_t id, const char *match, const char *value);
+int shstk_db_overrides_foreach(struct shstk_db *db, int (*cb)(const struct shstk_db_override *o, void *ud),
+			       void *ud);
+
+/* ---- stage history ---------------------------------------------------------
+ * The policy file's stage is the truth; these rows say who moved it and when. */
+
+struct shstk_db_stage_change {
+	int64_t id;
+	int64_t time_us;
+	const char *old_stage;   /* NULL for the first row */
+	const char *new_stage;
+	const char *user;
+	int64_t uid;             /* -1: unknown */
+	const char *reason;
+};
+
+int shstk_db_stage_record(struct shstk_db *db, const struct shstk_db_stage_change *c, int64_t *ret_id);
+/* The newest row's new_stage: 1 and a malloc'ed *ret, or 0 when there is none. */
+int shstk_db_stage_last(struct shstk_db *db, char **ret);
+int shstk_db_stage_history_foreach(struct shstk_db *db,
+				   int (*cb)(const struct shstk_db_stage_change *c, void *ud), void *ud);
+
+/* ==== end of evidence and decisions ==== */
 
 #endif

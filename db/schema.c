@@ -232,7 +232,35 @@ static const char migration_1[] =
 	"  reason TEXT\n"
 	");\n";
 
+/*
+ * The daemon's recording and decision engine (issue 5):
+ * - violation_sources keeps every observation merged into a violation (which
+ *   source, its own sequence number, when): `explain` shows who saw what, and
+ *   a replayed record (kmsg after a restart, an audit backlog) is recognised
+ *   by (source, seq, pid) even when its converted time drifted.  It replaces
+ *   violations.dedup_key, which one key per row could not express.
+ * - decisions.flags: the allowlist entry flags (SHSTK_AL_E_*) the engine chose,
+ *   so that publication copies decisions instead of re-deriving them.
+ * - indexes for the per-event look-ups: the dedup window by pid and time, and
+ *   the open run of a pid.
+ */
+static const char migration_2[] =
+	"ALTER TABLE decisions ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;\n"
+	"CREATE TABLE violation_sources (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  violation INTEGER NOT NULL REFERENCES violations(id) ON DELETE CASCADE,\n"
+	"  source INTEGER NOT NULL,\n" /* one enum shstk_source bit */
+	"  seq INTEGER,\n"             /* the source's own position, NULL if none */
+	"  pid INTEGER,\n"
+	"  time_us INTEGER NOT NULL\n"
+	");\n"
+	"CREATE INDEX violation_sources_violation ON violation_sources(violation);\n"
+	"CREATE INDEX violation_sources_seq ON violation_sources(source, seq);\n"
+	"CREATE INDEX violations_pid ON violations(pid, time_us);\n"
+	"CREATE INDEX runs_open ON runs(pid, started_us) WHERE ended_us IS NULL;\n";
+
 const char *const db_migrations[] = {
 	migration_1,
+	migration_2,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);
