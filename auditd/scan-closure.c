@@ -2,9 +2,10 @@
 /*
  * The scanner's closure phase: every executable under the roots gets its
  * DT_NEEDED closure and verdict from the shared resolver (lib/deps.h).
- * The resolver is fed from what the walk read and, for files the walk
- * reused, from their database rows, so no file is read twice and an
- * unchanged file is not read at all.  A closure whose hash matches the
+ * The resolver is fed from the database rows the walk wrote or kept, in
+ * path order, so no file is read twice, an unchanged file is not read at
+ * all, and the first of several hard links in path order names the
+ * object, whatever the walker threads' timing.  A closure whose hash matches the
  * stored one is not rewritten, and when nothing changed since the last scan
  * (no file added, changed or removed, same ld.so.cache, every executable
  * has a verdict) the phase is skipped.
@@ -154,8 +155,7 @@ static int feed_row(const struct shstk_db_object *o, void *ud)
 		error = o->format >= 0 && o->format <= SHSTK_DB_UNREADABLE ? format_error[o->format] : -EIO;
 		return shstk_resolver_add(k->c->resolver, o->path, &st, error, o->error, NULL, NULL);
 	}
-	/* Objects the walk read are in the resolver already (it keys them by
-	 * dev/ino and drops this copy); the rest come from their rows. */
+	/* A hard link of an object already added becomes an alias of it. */
 	r = info_from_row(o, &info);
 	if (r < 0)
 		return r;
@@ -266,8 +266,13 @@ static int one_closure(struct closure_ctx *k, const struct exe *e)
 			.depth = en->depth,
 			.parent = (uint32_t)en->parent,
 		};
-		if (en->obj)
+		if (i == 0) {
+			/* The root is the executable itself, not another hard link to it. */
+			rows[i].resolved_path = e->path;
+			rows[i].resolved = e->id;
+		} else if (en->obj) {
 			r = object_id(k, en->obj, &rows[i].resolved);
+		}
 	}
 	if (r >= 0) {
 		v = (struct shstk_db_verdict){

@@ -231,13 +231,9 @@ static int write_result(struct scan_ctx *c, struct scan_result *res)
 	}
 	if (res->error < 0 && res->error != -ENOEXEC)
 		add_error(c->stats, res->path, res->errmsg);
-	/* Hand what we read to the resolver so that closures never read it again. */
-	r = shstk_resolver_add(c->resolver, res->path, &res->st, res->error, res->errmsg,
-			       res->error == 0 ? &res->info : NULL, NULL);
-	if (r < 0)
-		return r;
-	if (res->error == 0)
-		res->error = -ENOEXEC; /* the resolver owns the info now */
+	/* The resolver is fed from the rows later, in path order: handing it
+	 * this info now would make the walk's thread timing decide which of
+	 * two hard links names the object in every closure. */
 	return scan_batch_tick(c);
 }
 

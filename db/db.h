@@ -175,7 +175,7 @@ int shstk_db_object_delete(struct shstk_db *db, int64_t id);
 
 /*
  * Full rows (with needed[] and the verdict's closure hash) of every object
- * under @root (NULL: all), ordered by id.  @format_mask selects formats
+ * under @root (NULL: all), ordered by path.  @format_mask selects formats
  * (1u << SHSTK_DB_ELF, …; 0 means all).
  */
 int shstk_db_objects_foreach(struct shstk_db *db, const char *root, unsigned format_mask,

@@ -14,7 +14,7 @@
 
 static const char SQL_FOREACH[] = "SELECT " OBJECT_COLUMNS OBJECT_FROM
 				  "WHERE (o.path = ?1 OR (o.path >= ?2 AND o.path < ?3)) "
-				  "AND (?4 = 0 OR ((1 << o.format) & ?4) != 0) ORDER BY o.id";
+				  "AND (?4 = 0 OR ((1 << o.format) & ?4) != 0) ORDER BY o.path";
 static const char SQL_GET_PATH[] = "SELECT " OBJECT_COLUMNS OBJECT_FROM "WHERE o.path = ?1";
 static const char SQL_GET_ID[] = "SELECT " OBJECT_COLUMNS OBJECT_FROM "WHERE o.id = ?1";
 static const char SQL_NEEDED[] = "SELECT name FROM needed WHERE object = ?1 ORDER BY idx";
