@@ -750,6 +750,10 @@ static void on_key_value(struct parse_ctx *c, const char *section, const char *n
 	c->key_line[k] = c->lineno;
 	if (!*value)
 		perr(c, c->lineno, vcol, "empty value for '%s'", name);
+	else if (value[0] == ';')
+		/* "k =;x" is a value to inih but "k = ;x" a comment: refuse the
+		 * ambiguity rather than print a policy that reads back differently */
+		perr(c, c->lineno, vcol, "value of '%s' starts with ';', which reads as a comment", name);
 	else if (!text_ok(value))
 		perr(c, c->lineno, vcol, "invalid value for '%s': control character or invalid UTF-8", name);
 	else

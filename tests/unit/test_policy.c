@@ -214,6 +214,7 @@ static void test_policy_error_bad_value_column(void **state)
 	expect_error("[risk]\njit = maybe\n", 2, 7, "expected ignore, audit-only or deny");
 	expect_error("[paths]\ndatabase = db.sqlite\n", 2, 12, "expected an absolute path");
 	expect_error("[policy]\nstage =\n", 2, 8, "empty value for 'stage'");
+	expect_error("[rule \"x\"]\npath = /a\naction = deny\nreason =; x\n", 4, 9, "starts with ';'");
 	expect_error("[rule \"x\"]\nbuild-id = abc\naction = deny\nreason = r\n", 2, 12, "even number");
 	expect_error("[rule \"x\"]\nbuild-id = abzd\naction = deny\nreason = r\n", 2, 14, "hex digits only");
 	expect_error("[rule \"x\"]\npackage = a/b\naction = deny\nreason = r\n", 2, 12, "invalid package name");
