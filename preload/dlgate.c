@@ -6,9 +6,13 @@
  * is on; dlerror() is interposed so that a refusal reads like any dlopen error.
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -41,6 +45,20 @@ void *shstk_pl_resolve_dlmopen(void)
 
 	__atomic_store_n(&shstk_pl_real_dlmopen, p, __ATOMIC_RELEASE);
 	return p;
+}
+
+static pl_dlopen_fn real_dlopen_fn(void)
+{
+	pl_dlopen_fn f = __atomic_load_n((pl_dlopen_fn *)&shstk_pl_real_dlopen, __ATOMIC_ACQUIRE);
+
+	return f ? f : (pl_dlopen_fn)shstk_pl_resolve_dlopen();
+}
+
+static pl_dlmopen_fn real_dlmopen_fn(void)
+{
+	pl_dlmopen_fn f = __atomic_load_n((pl_dlmopen_fn *)&shstk_pl_real_dlmopen, __ATOMIC_ACQUIRE);
+
+	return f ? f : (pl_dlmopen_fn)shstk_pl_resolve_dlmopen();
 }
 
 /* The refusal message, per thread as dlerror() is; initial-exec TLS needs no allocation. */
@@ -146,32 +164,97 @@ static void *gate_after(void *handle, size_t before, const char *file)
 	return NULL;
 }
 
-/*
- * Limitation, documented in README.md: here the preload is glibc's "caller", so
- * a bare name is searched without the calling object's own DT_RUNPATH, and a
- * dlopen from another namespace lands in the base one.  Only processes with a
- * shadow stack pass here.
- */
-void *shstk_pl_dlopen_gated(const char *file, int mode)
+/* An ELF file of this process's class and machine, as the loader would accept. */
+static bool loadable(const char *path)
 {
-	pl_dlopen_fn real = __atomic_load_n((pl_dlopen_fn *)&shstk_pl_real_dlopen, __ATOMIC_ACQUIRE);
-	size_t before = 0;
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
 
-	if (!real && !(real = (pl_dlopen_fn)shstk_pl_resolve_dlopen()))
+	if (fd < 0)
+		return false;
+	ok = read(fd, h, sizeof(h)) == (ssize_t)sizeof(h) && memcmp(h, ELFMAG, SELFMAG) == 0 &&
+	     h[EI_CLASS] == ELFCLASS64 && h[18] == (EM_X86_64 & 0xff) && h[19] == (EM_X86_64 >> 8);
+	close(fd);
+	return ok;
+}
+
+/*
+ * glibc searches a bare name with the calling object's DT_RPATH/DT_RUNPATH, and
+ * the caller it sees here is the preload.  So search as it would for the real
+ * caller: its own search list (dlinfo RTLD_DI_SERINFO: RPATH, LD_LIBRARY_PATH,
+ * RUNPATH, system directories, in glibc's order), and hand glibc the full path.
+ * Returns NULL to let glibc search (already loaded under that name, not found,
+ * or no memory).
+ */
+static char *resolve_like_caller(void *caller_map, Lmid_t lmid, const char *name)
+{
+	Dl_serinfo size;
+	Dl_serinfo *si;
+	char *found = NULL;
+	void *h;
+
+	/* Already loaded under that name: glibc reuses it, whatever the paths. */
+	h = lmid == LM_ID_BASE ? real_dlopen_fn()(name, RTLD_LAZY | RTLD_NOLOAD) :
+				 real_dlmopen_fn()(lmid, name, RTLD_LAZY | RTLD_NOLOAD);
+	if (h) {
+		dlclose(h);
 		return NULL;
+	}
+	if (dlinfo(caller_map, RTLD_DI_SERINFOSIZE, &size) != 0 || !(si = malloc(size.dls_size)))
+		return NULL;
+	si->dls_size = size.dls_size;
+	si->dls_cnt = size.dls_cnt;
+	if (dlinfo(caller_map, RTLD_DI_SERINFO, si) == 0) {
+		for (unsigned i = 0; i < si->dls_cnt && !found; i++) {
+			char path[4096];
+
+			if (snprintf(path, sizeof(path), "%s/%s", si->dls_serpath[i].dls_name, name) <
+				    (int)sizeof(path) &&
+			    loadable(path))
+				found = strdup(path);
+		}
+	}
+	free(si);
+	return found;
+}
+
+/*
+ * Entered by a jump from dlgate.S, so the return address is the caller of
+ * dlopen/dlmopen: its object gives the namespace and the search path.
+ */
+static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *file, int mode)
+{
+	struct link_map *cm = NULL;
+	Dl_info di;
+	char *path = NULL;
+	size_t before = 0;
+	void *h;
+
+	if (!real_dlopen_fn() || !real_dlmopen_fn())
+		return NULL;
+	if (dladdr1(caller, &di, (void **)&cm, RTLD_DL_LINKMAP) == 0)
+		cm = NULL;
+	if (!is_dlmopen && (!cm || dlinfo(cm, RTLD_DI_LMID, &lmid) != 0))
+		lmid = LM_ID_BASE;
+	if (file && !strchr(file, '/') && cm && lmid >= 0)
+		path = resolve_like_caller(cm, lmid, file);
 	pl_dlerr_pending = 0;
 	dl_iterate_phdr(count_cb, &before);
-	return gate_after(real(file, mode), before, file ? file : "(main program)");
+	if (!is_dlmopen && lmid == LM_ID_BASE)
+		h = real_dlopen_fn()(path ? path : file, mode);
+	else
+		h = real_dlmopen_fn()(lmid, path ? path : file, mode);
+	free(path);
+	return gate_after(h, before, file ? file : "(main program)");
+}
+
+void *shstk_pl_dlopen_gated(const char *file, int mode)
+{
+	return gated_open(__builtin_return_address(0), false, LM_ID_BASE, file, mode);
 }
 
 void *shstk_pl_dlmopen_gated(Lmid_t lmid, const char *file, int mode)
 {
-	pl_dlmopen_fn real = __atomic_load_n((pl_dlmopen_fn *)&shstk_pl_real_dlmopen, __ATOMIC_ACQUIRE);
-	size_t before = 0;
-
-	if (!real && !(real = (pl_dlmopen_fn)shstk_pl_resolve_dlmopen()))
-		return NULL;
-	pl_dlerr_pending = 0;
-	dl_iterate_phdr(count_cb, &before);
-	return gate_after(real(lmid, file, mode), before, file ? file : "(main program)");
+	return gated_open(__builtin_return_address(0), true, lmid, file, mode);
 }

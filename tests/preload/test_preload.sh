@@ -184,6 +184,16 @@ out=$(gate "$W/al-other" "$UNM" "$MRK")
 expect "gate, report" "$out" "^ok $UNM value=42" "^ok $MRK value=42" \
 	"type=dlopen .*flags=dlopen-unmarked .*name=$UNM\$"
 expect_not "gate, report" "$out" "type=dlopen .*name=$MRK" 'stale dlerror'
+# Through the gate glibc sees the preload as the caller: a bare name must still be
+# searched with the real caller's DT_RUNPATH (the loader finds its sibling).
+names=("$TP_DIR/libtp-loader.so" libtp-plugin-marked.so libtp-plugin-unmarked.so libc.so.6)
+out=$(gate "$W/al-other" "${names[@]}")
+base=$("$TP_DIR/tp-dlopen" "${names[@]}")
+expect "gate, caller's search path" "$out" 'ok .*libtp-loader.so value=43'
+if [ "$base" = "$(grep -v '^event' <<<"$out")" ]; then pass; else
+	fail "gate changes dlopen results: '$base' vs '$out'"
+fi
+expect_not "gate, caller's search path" "$out" 'stale dlerror'
 al_write "$W/al-refuse" --refuse-dlopen "off build-id:00" || exit 1
 out=$(gate "$W/al-refuse" "$UNM" "$MRK" "$TP_DIR/libtp-loader.so")
 expect "gate, refuse" "$out" \
