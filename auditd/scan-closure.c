@@ -238,12 +238,57 @@ static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, 
 	return h ? h : 1;
 }
 
+/*
+ * The rows stored for a closure: every object once, in load order, with the
+ * entry that loaded it first and how it was found, plus every missing name.
+ * A DT_NEEDED answered by an object already loaded (VIA_LOADED) is not
+ * stored: the needed table has every edge, the verdict never points at such
+ * an entry, and it is more than half of all entries on a real system.
+ * @map gets each entry's row index (or UINT32_MAX).
+ */
+static int closure_rows(struct closure_ctx *k, const struct exe *e, const struct shstk_closure *cl,
+			struct shstk_db_closure_row *rows, uint32_t *map, size_t *ret_n)
+{
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < cl->n; i++) {
+		const struct shstk_closure_entry *en = &cl->entries[i];
+
+		map[i] = UINT32_MAX;
+		if (en->via == SHSTK_VIA_LOADED)
+			continue;
+		map[i] = (uint32_t)n;
+		rows[n] = (struct shstk_db_closure_row){
+			.idx = (uint32_t)n,
+			.name = en->name,
+			.resolved_path = en->obj ? en->obj->path : NULL,
+			.via = shstk_found_via_name(en->via),
+			.depth = en->depth,
+			/* Parents are loaded objects, which come first. */
+			.parent = en->parent < i && map[en->parent] != UINT32_MAX ? map[en->parent] : 0,
+		};
+		if (i == 0) {
+			/* The root is the executable itself, not another hard link to it. */
+			rows[n].resolved_path = e->path;
+			rows[n].resolved = e->id;
+		} else if (en->obj) {
+			r = object_id(k, en->obj, &rows[n].resolved);
+		}
+		n++;
+	}
+	*ret_n = n;
+	return r;
+}
+
 static int one_closure(struct closure_ctx *k, const struct exe *e)
 {
 	struct scan_ctx *c = k->c;
 	struct shstk_closure cl;
 	_cleanup_free_ struct shstk_db_closure_row *rows = NULL;
+	_cleanup_free_ uint32_t *map = NULL;
 	struct shstk_db_verdict v;
+	size_t n = 0;
 	int r;
 
 	r = shstk_resolver_closure(c->resolver, e->path, &cl);
@@ -251,46 +296,29 @@ static int one_closure(struct closure_ctx *k, const struct exe *e)
 		return r == -ENOMEM ? r : 0; /* gone since the walk: the next scan removes it */
 	c->stats->closures++;
 	rows = calloc(cl.n ? cl.n : 1, sizeof(*rows));
-	if (!rows) {
+	map = calloc(cl.n ? cl.n : 1, sizeof(*map));
+	if (!rows || !map) {
 		shstk_closure_done(&cl);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; r >= 0 && i < cl.n; i++) {
-		const struct shstk_closure_entry *en = &cl.entries[i];
-
-		rows[i] = (struct shstk_db_closure_row){
-			.idx = (uint32_t)i,
-			.name = en->name,
-			.resolved_path = en->obj ? en->obj->path : NULL,
-			.via = shstk_found_via_name(en->via),
-			.depth = en->depth,
-			.parent = (uint32_t)en->parent,
-		};
-		if (i == 0) {
-			/* The root is the executable itself, not another hard link to it. */
-			rows[i].resolved_path = e->path;
-			rows[i].resolved = e->id;
-		} else if (en->obj) {
-			r = object_id(k, en->obj, &rows[i].resolved);
-		}
-	}
+	r = closure_rows(k, e, &cl, rows, map, &n);
 	if (r >= 0) {
 		v = (struct shstk_db_verdict){
 			.object = e->id,
 			.verdict = shstk_verdict_name(cl.verdict),
-			.reason_idx = (uint32_t)cl.reason,
 			.risks = cl.risks,
-			.closure_size = (uint32_t)cl.n,
+			.closure_size = (uint32_t)n,
 			.scan = c->scan_id,
 		};
-		if (cl.verdict != SHSTK_ELIGIBLE && cl.reason < cl.n) {
-			v.reason_name = rows[cl.reason].name;
-			v.reason_path = rows[cl.reason].resolved_path;
-			v.reason_object = rows[cl.reason].resolved;
+		if (cl.verdict != SHSTK_ELIGIBLE && cl.reason < cl.n && map[cl.reason] != UINT32_MAX) {
+			v.reason_idx = map[cl.reason];
+			v.reason_name = rows[v.reason_idx].name;
+			v.reason_path = rows[v.reason_idx].resolved_path;
+			v.reason_object = rows[v.reason_idx].resolved;
 		}
-		v.closure_hash = closure_hash(rows, cl.n, &v);
+		v.closure_hash = closure_hash(rows, n, &v);
 		if (v.closure_hash != e->hash) {
-			r = shstk_db_closure_replace(c->db, e->id, rows, cl.n, &v);
+			r = shstk_db_closure_replace(c->db, e->id, rows, n, &v);
 			if (r >= 0) {
 				c->stats->closures_written++;
 				r = scan_batch_tick(c);

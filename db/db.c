@@ -253,6 +253,10 @@ static int configure(struct shstk_db *db)
 	r = exec(db, "PRAGMA journal_mode = WAL");
 	if (r >= 0)
 		r = exec(db, "PRAGMA synchronous = NORMAL");
+	/* The default 2 MiB page cache spills dirty pages of a scan's batch
+	 * into the WAL before the commit; 32 MiB holds a batch easily. */
+	if (r >= 0)
+		r = exec(db, "PRAGMA cache_size = -32768");
 	return r;
 }
 

@@ -197,6 +197,12 @@ const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t i
 
 /* ---- closures and verdicts ------------------------------------------------ */
 
+/*
+ * A closure is stored as the objects in load order, each once (with the
+ * entry that loaded it first and how it was found), plus every DT_NEEDED
+ * name that was not found.  A DT_NEEDED answered by an object already
+ * loaded is not repeated: the needed table has every edge.
+ */
 struct shstk_db_closure_row {
 	uint32_t idx;            /* 0 is the executable itself */
 	const char *name;        /* DT_NEEDED string, interpreter path, or the root path */
