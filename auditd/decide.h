@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The decision engine: per executable identity, the state the evidence
+ * supports (ineligible, candidate, auditing, verified, quarantined), the
+ * administrator's override if one matches, and the decision the policy makes
+ * of them (off, audit, enforce) — stored in the decisions table, every
+ * transition in decision_history with its reason and evidence.
+ *
+ * States:
+ *   quarantined  a corroborated violation of this identity (whatever its verdict),
+ *                or, for an eligible one, a risk the policy's [risk] section denies
+ *   ineligible   its verdict is not "eligible" (no verdict: not decided at all)
+ *   verified     at least max(1, clean_runs) clean runs on at least distinct_days
+ *                distinct UTC days (db.h: what a clean run is)
+ *   auditing     some clean runs, not yet enough
+ *   candidate    eligible, no clean run yet
+ * Evidence belongs to an identity (build-id, or file dev/ino/size/mtime): a
+ * rebuilt or replaced binary is a new identity and starts over.
+ *
+ * Overrides (db.h, table overrides) always win over the state and the stage;
+ * the most specific matching one applies (identity > build-id > path glob >
+ * package; the newest among equals):
+ *   allow -> enforce, audit-only -> audit, deny -> off,
+ *   trust-marking -> the policy decides as if a marked candidate/auditing
+ *                    binary were verified.
+ * Only what the kernel cannot do is beyond an override: a 32-bit or
+ * non-x86-64 executable, or one whose ELF is malformed, stays off.
+ *
+ * Entry flags: SHSTK_AL_E_IGNORE_MARKING is set on audit/enforce decisions
+ * that rest on evidence from real runs (verified) or on an allow/audit-only
+ * override: the preload then applies them even when a loaded object lacks
+ * the SHSTK marking (on Debian, every object does).
+ *
+ * Functions return >= 0 or -errno and do not log.  Each opens its own
+ * transaction unless the caller has one open.
+ */
+#ifndef SHSTK_DECIDE_H
+#define SHSTK_DECIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "policy.h"
+
+struct shstk_decide_stats {
+	unsigned identities; /* decided */
+	unsigned changed;    /* whose row was created, changed or removed: republish */
+	unsigned removed;    /* decisions dropped: no object has the identity any more */
+	unsigned by_state[SHSTK_STATE_MAX + 1];
+	unsigned by_decision[SHSTK_DECISION_MAX + 1];
+};
+
+/* What the engine concludes for one identity (shstk_decide_compute). */
+struct shstk_decide_result {
+	bool decidable;      /* false: no object with a verdict has this identity */
+	enum shstk_state state;
+	enum shstk_decision decision;
+	uint32_t flags;      /* SHSTK_AL_E_* */
+	int64_t object;      /* the executable the subject was built from */
+	int64_t override;    /* the override that applied, 0 if none */
+	int64_t violation;   /* the latest corroborated violation, 0 if none */
+	struct shstk_db_evidence evidence;
+	char path[4096];
+	char reason[512];    /* "<what decided>: <why>" */
+	char evidence_json[256]; /* {"clean_runs":N,"days":D,"violations":V,...} */
+};
+
+/* Computes without writing anything (what `shstkctl explain` shows). */
+int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+			 struct shstk_decide_result *ret);
+
+/*
+ * Re-decides @identity and stores the result: a history row when the state,
+ * the decision or the override changed (or on the first decision);
+ * *ret_changed (may be NULL): the published allowlist must change.  An
+ * identity no executable has any more loses its decision row.
+ */
+int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
+			  bool *ret_changed);
+
+/* Re-decides the identity violation @violation was attributed to (none: nothing). */
+int shstk_decide_violation(struct shstk_db *db, const struct shstk_policy *p, int64_t violation, int64_t now_us,
+			   bool *ret_changed);
+
+/* Re-decides every executable (after a scan, an override, a policy reload),
+ * in one transaction.  Records a stage change first (shstk_decide_note_stage
+ * with no user) when the policy's stage is not the last one recorded. */
+int shstk_decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t now_us,
+		     struct shstk_decide_stats *ret);
+
+/*
+ * Appends a stage_history row when @p's stage differs from the last recorded
+ * one (or none is recorded).  @user NULL, @uid -1: unknown (a policy reload).
+ * *ret_recorded (may be NULL): whether a row was added.
+ */
+int shstk_decide_note_stage(struct shstk_db *db, const struct shstk_policy *p, int64_t now_us, const char *user,
+			    int64_t uid, const char *reason, bool *ret_recorded);
+
+#endif

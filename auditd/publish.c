@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The allowlist written from the decisions table, and the debouncer that paces it (see publish.h). */
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+
+#include "publish.h"
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A decimal number that fills [s, end) exactly: no sign, no blanks, no overflow. */
+static int parse_u64(const char *s, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (s == end)
+		return -EINVAL;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Signed (db.h writes size and mtime with PRId64); stored as the u64 the preload computes. */
+static int parse_i64(const char *s, const char *end, uint64_t *ret)
+{
+	uint64_t v;
+	bool neg = s < end && *s == '-';
+	int r = parse_u64(s + neg, end, &v);
+
+	if (r < 0 || v > (uint64_t)INT64_MAX + neg)
+		return -EINVAL;
+	*ret = neg ? (uint64_t)0 - v : v;
+	return 0;
+}
+
+int shstk_publish_identity_key(const char *identity, struct shstk_al_key *ret)
+{
+	uint8_t id[SHSTK_AL_KEY_MAX];
+	uint64_t f[4];
+	const char *s, *colon;
+	size_t n;
+
+	if (!identity || !ret)
+		return -EINVAL;
+	if (strncmp(identity, "build-id:", 9) == 0) {
+		s = identity + 9;
+		n = strlen(s);
+		if (n == 0 || n % 2 || n / 2 > sizeof(id))
+			return -EINVAL;
+		for (size_t i = 0; i < n / 2; i++) {
+			int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				return -EINVAL;
+			id[i] = (uint8_t)(hi << 4 | lo);
+		}
+		return shstk_al_key_build_id(ret, id, n / 2);
+	}
+	if (strncmp(identity, "file:", 5) != 0)
+		return -EINVAL;
+	s = identity + 5;
+	for (int i = 0; i < 4; i++) {
+		colon = i < 3 ? strchr(s, ':') : s + strlen(s);
+		if (!colon || (i < 2 ? parse_u64(s, colon, &f[i]) : parse_i64(s, colon, &f[i])) < 0)
+			return -EINVAL;
+		s = colon + (i < 3);
+	}
+	shstk_al_key_file(ret, f[0], f[1], f[2], f[3]);
+	return 0;
+}
+
+struct entries {
+	struct shstk_al_entry *v;
+	size_t n, cap;
+	const char *bad;   /* the first identity that is no key */
+	char bad_buf[128];
+};
+
+static int entry_cb(const struct shstk_db_decision *d, void *ud)
+{
+	struct entries *e = ud;
+	struct shstk_al_entry *v;
+	int decision;
+
+	/* publish.h: ineligible binaries are listed only when an override names them. */
+	if (d->state && strcmp(d->state, shstk_state_name(SHSTK_STATE_INELIGIBLE)) == 0 && !d->override)
+		return 0;
+	decision = shstk_decision_from_string(d->decision);
+	if (decision < 0)
+		decision = SHSTK_DECISION_OFF; /* the schema's CHECK makes this unreachable */
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 256;
+
+		if (cap > SHSTK_AL_MAX_ENTRIES)
+			return -E2BIG;
+		v = realloc(e->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		e->v = v;
+		e->cap = cap;
+	}
+	if (shstk_publish_identity_key(d->identity, &e->v[e->n].key) < 0) {
+		if (!e->bad) {
+			snprintf(e->bad_buf, sizeof(e->bad_buf), "%s", d->identity ? d->identity : "(null)");
+			e->bad = e->bad_buf;
+		}
+		return 0;
+	}
+	e->v[e->n].decision = (uint8_t)decision;
+	e->v[e->n].flags = (uint8_t)(d->flags & SHSTK_AL_E_ALL);
+	e->n++;
+	return 0;
+}
+
+/* The generation of the file already published, 0 if none is readable. */
+static uint64_t file_generation(const char *path)
+{
+	struct shstk_allowlist al;
+	uint64_t g;
+
+	if (shstk_allowlist_map(path, 0, &al, NULL) < 0)
+		return 0;
+	g = al.generation;
+	shstk_allowlist_unmap(&al);
+	return g;
+}
+
+int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation,
+		      struct shstk_err *err)
+{
+	struct entries e = { 0 };
+	_cleanup_free_ char *meta = NULL;
+	struct shstk_al_header_params params;
+	char buf[32];
+	uint64_t gen = 0, fgen;
+	int r;
+
+	if (!db || !p || !path)
+		return -EINVAL;
+	r = shstk_db_meta_get(db, SHSTK_PUBLISH_META_GENERATION, &meta);
+	if (r < 0)
+		return r;
+	if (r > 0 && parse_u64(meta, meta + strlen(meta), &gen) < 0)
+		gen = 0;
+	fgen = file_generation(path);
+	if (fgen > gen)
+		gen = fgen;
+	if (gen == UINT64_MAX)
+		return -EOVERFLOW;
+	r = shstk_db_decisions_foreach(db, entry_cb, &e);
+	if (r >= 0 && e.bad) {
+		shstk_err_set(err, "decision with identity \"%s\" has no allowlist key", e.bad);
+		r = -EBADMSG;
+	}
+	if (r >= 0) {
+		params = (struct shstk_al_header_params){
+			.generation = gen + 1,
+			.stage = (uint32_t)p->stage,
+			.flags = shstk_policy_allowlist_flags(p),
+		};
+		r = shstk_allowlist_write(path, &params, e.v, e.n, err);
+	}
+	free(e.v);
+	if (r < 0)
+		return r;
+	/* After the file: a crash in between leaves the file ahead of meta,
+	 * and the next publication starts from the file's generation. */
+	snprintf(buf, sizeof(buf), "%" PRIu64, gen + 1);
+	r = shstk_db_meta_set(db, SHSTK_PUBLISH_META_GENERATION, buf);
+	if (r < 0)
+		return r;
+	if (ret_generation)
+		*ret_generation = gen + 1;
+	return 0;
+}
+
+int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation)
+{
+	return shstk_publish_err(db, p, path, ret_generation, NULL);
+}
+
+/* ---- debouncer ---- */
+
+void shstk_publisher_init(struct shstk_publisher *pb, int64_t settle_us, int64_t min_interval_us,
+			  int64_t max_delay_us)
+{
+	*pb = (struct shstk_publisher){
+		.settle_us = settle_us > 0 ? settle_us : SHSTK_PUBLISH_SETTLE_US,
+		.min_interval_us = min_interval_us > 0 ? min_interval_us : SHSTK_PUBLISH_MIN_INTERVAL_US,
+		.max_delay_us = max_delay_us > 0 ? max_delay_us : SHSTK_PUBLISH_MAX_DELAY_US,
+	};
+	if (pb->max_delay_us < pb->settle_us)
+		pb->max_delay_us = pb->settle_us;
+}
+
+void shstk_publisher_request(struct shstk_publisher *pb, int64_t now)
+{
+	if (!pb->pending) {
+		pb->pending = true;
+		pb->first_request_us = now;
+	}
+	pb->last_request_us = now;
+}
+
+int64_t shstk_publisher_next_deadline_us(const struct shstk_publisher *pb)
+{
+	int64_t t, cap;
+
+	if (!pb->pending)
+		return INT64_MAX;
+	t = pb->last_request_us + pb->settle_us;
+	if (pb->published && pb->last_publish_us + pb->min_interval_us > t)
+		t = pb->last_publish_us + pb->min_interval_us;
+	cap = pb->first_request_us + pb->max_delay_us;
+	return t < cap ? t : cap;
+}
+
+bool shstk_publisher_due(const struct shstk_publisher *pb, int64_t now)
+{
+	return pb->pending && now >= shstk_publisher_next_deadline_us(pb);
+}
+
+void shstk_publisher_done(struct shstk_publisher *pb, int64_t now)
+{
+	pb->pending = false;
+	pb->published = true;
+	pb->last_publish_us = now;
+}
+
+void shstk_publisher_failed(struct shstk_publisher *pb, int64_t now)
+{
+	/* A new first request at @now: the retry comes min_interval later
+	 * (capped by max_delay), not in a busy loop. */
+	pb->pending = true;
+	pb->published = true;
+	pb->last_publish_us = now;
+	pb->first_request_us = now;
+	pb->last_request_us = now;
+}
