@@ -56,7 +56,6 @@ struct walk {
 	unsigned active;
 	bool stop;                 /* a fatal error (ENOMEM): wind down */
 	int fatal;
-	struct shstk_hmap visited; /* struct fid → (void *)1, under lock */
 	char current_dir[256];     /* for progress, under lock */
 
 	/* results for the writer */

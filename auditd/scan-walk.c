@@ -12,9 +12,14 @@
  * Why a stack of (parent fd, name) and not of paths or of open fds: paths
  * would be re-resolved (a rename or symlink swap could move the walk),
  * and queueing one open fd per pending directory exhausts RLIMIT_NOFILE
- * on a wide tree such as /usr/share/doc.  A child holds a reference on its
- * parent's fd until it is opened, and the LIFO order keeps the number of
- * directories with pending children close to the tree depth.
+ * on a wide tree such as /usr/share/doc.  A queued child keeps its
+ * parent's fd open until it is opened, and the LIFO order keeps the number
+ * of directories with pending children close to the tree depth.
+ *
+ * Loops: without following symlinks a directory can only meet itself
+ * again through a bind mount.  As fts(3) does, a directory whose (dev,
+ * inode) equals one of its ancestors' is not entered; that needs no shared
+ * table, only the ancestor chain, which every directory keeps alive.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -30,10 +35,13 @@
 #define MIN_ELF_SIZE 52
 
 struct dnode {
+	struct dnode *parent; /* referenced: the ancestor chain for loop checks */
 	int fd;
 	char *path;      /* as stored; "/" for the root of the sysroot */
-	dev_t dev;       /* the root's file system */
-	unsigned refs;   /* atomic */
+	dev_t dev;
+	ino_t ino;
+	unsigned pending; /* atomic: the listing plus queued children need fd */
+	unsigned refs;    /* atomic: pending > 0 counts one, each child dnode one */
 };
 
 struct walk_item {
@@ -41,18 +49,26 @@ struct walk_item {
 	char name[];          /* the entry name, or the root's path */
 };
 
-struct fid {
-	uint64_t dev;
-	uint64_t ino;
-};
-
 static void dnode_unref(struct dnode *d)
 {
-	if (!d || __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) > 0)
+	/* Iterative: a deep chain must not recurse. */
+	while (d && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		struct dnode *p = d->parent;
+
+		free(d->path);
+		free(d);
+		d = p;
+	}
+}
+
+/* Drops one user of @d's fd; the last closes it. */
+static void dnode_release_fd(struct dnode *d)
+{
+	if (!d || __atomic_sub_fetch(&d->pending, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	close(d->fd);
-	free(d->path);
-	free(d);
+	d->fd = -1;
+	dnode_unref(d);
 }
 
 void scan_result_free(struct scan_result *r)
@@ -84,7 +100,7 @@ static int push(struct walk *w, struct dnode *parent, const char *name)
 	it->parent = parent;
 	memcpy(it->name, name, n);
 	if (parent)
-		__atomic_add_fetch(&parent->refs, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&parent->pending, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
 	if (w->n_stack == w->cap_stack) {
 		size_t cap = w->cap_stack ? 2 * w->cap_stack : 256;
@@ -92,7 +108,7 @@ static int push(struct walk *w, struct dnode *parent, const char *name)
 		s = realloc(w->stack, cap * sizeof(*s));
 		if (!s) {
 			pthread_mutex_unlock(&w->lock);
-			dnode_unref(parent);
+			dnode_release_fd(parent);
 			free(it);
 			return -ENOMEM;
 		}
@@ -220,24 +236,13 @@ static int do_file(struct walk_thread *t, int dirfd, const char *name, const cha
 	return 0;
 }
 
-/* Marks a directory visited; false when it was already (a bind-mount loop). */
-static int visit(struct walk *w, const struct stat *st)
+/* Is (@st's dev, inode) one of @d's or its ancestors'? */
+static bool is_ancestor(const struct dnode *d, const struct stat *st)
 {
-	struct fid *id = malloc(sizeof(*id));
-	int r = 1;
-
-	if (!id)
-		return -ENOMEM;
-	*id = (struct fid){ .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino };
-	pthread_mutex_lock(&w->lock);
-	if (shstk_hmap_get(&w->visited, id, sizeof(*id)))
-		r = 0;
-	else if (shstk_hmap_put(&w->visited, id, sizeof(*id), (void *)1) < 0)
-		r = -ENOMEM;
-	pthread_mutex_unlock(&w->lock);
-	if (r <= 0)
-		free(id);
-	return r;
+	for (; d; d = d->parent)
+		if (d->dev == st->st_dev && d->ino == st->st_ino)
+			return true;
+	return false;
 }
 
 static char *join(const char *dir, const char *name, char *buf, size_t len)
@@ -352,24 +357,25 @@ static int do_item(struct walk_thread *t, struct walk_item *it)
 		close(fd);
 		return 0;
 	}
-	r = visit(w, &st);
-	if (r <= 0) {
-		if (r == 0)
-			cnt(&t->c.skipped_loops);
+	if (is_ancestor(it->parent, &st)) {
+		cnt(&t->c.skipped_loops);
 		close(fd);
-		return r;
+		return 0;
 	}
 	d = malloc(sizeof(*d));
 	if (!d) {
 		close(fd);
 		return -ENOMEM;
 	}
-	*d = (struct dnode){ .fd = fd, .path = TAKE_PTR(path), .dev = st.st_dev, .refs = 1 };
+	*d = (struct dnode){ .parent = it->parent, .fd = fd, .path = TAKE_PTR(path), .dev = st.st_dev,
+			     .ino = st.st_ino, .pending = 1, .refs = 1 };
+	if (it->parent)
+		__atomic_add_fetch(&it->parent->refs, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
 	snprintf(w->current_dir, sizeof(w->current_dir), "%s", d->path);
 	pthread_mutex_unlock(&w->lock);
 	r = list_dir(t, d);
-	dnode_unref(d);
+	dnode_release_fd(d);
 	return r;
 }
 
@@ -394,7 +400,7 @@ static void *walker(void *arg)
 		pthread_mutex_unlock(&w->lock);
 
 		r = do_item(t, it);
-		dnode_unref(it->parent);
+		dnode_release_fd(it->parent);
 		free(it);
 
 		pthread_mutex_lock(&w->lock);
@@ -514,13 +520,10 @@ void walk_done(struct walk *w)
 	struct scan_result *r, *next;
 
 	for (size_t i = 0; i < w->n_stack; i++) {
-		dnode_unref(w->stack[i]->parent);
+		dnode_release_fd(w->stack[i]->parent);
 		free(w->stack[i]);
 	}
 	free(w->stack);
-	for (size_t i = 0; i < w->visited.cap; i++)
-		free((void *)w->visited.slots[i].key);
-	shstk_hmap_done(&w->visited);
 	for (r = w->results; r; r = next) {
 		next = r->next;
 		scan_result_free(r);
