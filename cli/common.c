@@ -31,7 +31,7 @@ const char *shstkctl_db_path(void)
 	return buf;
 }
 
-static void vmsg(int err, const char *fmt, va_list ap)
+_printf_(2, 0) static void vmsg(int err, const char *fmt, va_list ap)
 {
 	fputs("shstkctl: ", stderr);
 	vfprintf(stderr, fmt, ap);
