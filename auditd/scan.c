@@ -50,8 +50,8 @@ int shstk_scan_default_roots(const char *sysroot, char ***ret, size_t *ret_n)
 {
 	/* Debian 12 is usrmerged: /bin, /sbin and /lib* are symlinks into
 	 * /usr and scanning them would only find aliases. */
-	static const char *const usr[] = { "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/libexec", "/usr/local/bin",
-					   "/usr/local/lib", "/opt" };
+	static const char *const usr[] = { "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64",
+					   "/usr/libx32", "/usr/libexec", "/usr/local/bin", "/usr/local/lib", "/opt" };
 	static const char *const top[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
 	char **roots = NULL;
 	char host[PATH_MAX];

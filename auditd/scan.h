@@ -89,9 +89,10 @@ void shstk_scan_stats_done(struct shstk_scan_stats *s);
 
 /*
  * The default roots inside @sysroot: /usr/bin /usr/sbin /usr/lib
- * /usr/libexec /usr/local/bin /usr/local/lib /opt, and /bin /sbin /lib
- * /lib32 /lib64 /libx32 where they are real directories (not the
- * usrmerge symlinks into /usr).  Only those that exist.  Free with
+ * /usr/lib32 /usr/lib64 /usr/libx32 /usr/libexec /usr/local/bin
+ * /usr/local/lib /opt, and /bin /sbin /lib /lib32 /lib64 /libx32 where they
+ * are real directories (not the usrmerge symlinks into /usr).  Only those
+ * that exist.  Free with
  * shstk_scan_roots_free().
  */
 int shstk_scan_default_roots(const char *sysroot, char ***ret, size_t *ret_n);

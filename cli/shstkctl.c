@@ -48,7 +48,7 @@ static void help(FILE *f)
 	      "  --db PATH     the database (also accepted after the command). Default:\n"
 	      "                " SHSTK_STATEDIR "/shstk.db for root, otherwise\n"
 	      "                $XDG_STATE_HOME/shstk-policy/shstk.db (~/.local/state/...)\n"
-	      "  -q, --quiet   no progress output\n"
+	      "  -q, --quiet   no progress output and no summaries; errors only\n"
 	      "  -h, --help    this help\n"
 	      "  --version     print the version\n"
 	      "\n"
