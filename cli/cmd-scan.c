@@ -82,7 +82,7 @@ static void progress(const struct shstk_scan_progress *p, void *ud)
 		n = snprintf(line, sizeof(line), "resolving closures: %llu/%llu executables",
 			     (unsigned long long)p->closures_done, (unsigned long long)p->closures_total);
 	else
-		n = 0;
+		return; /* "finish": the summary follows */
 	if (n < 0)
 		return;
 	if ((unsigned)n >= s->width)
