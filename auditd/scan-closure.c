@@ -377,6 +377,11 @@ int scan_closures(struct scan_ctx *c)
 	r = need_closures(c, key, stamp);
 	if (r <= 0)
 		return r;
+	/* Created only now: an unchanged rescan never loads ld.so.cache. */
+	r = shstk_resolver_new(&(struct shstk_resolver_opts){ .root = c->sysroot[0] ? c->sysroot : NULL },
+			       &c->resolver);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; r >= 0 && i < c->n_roots; i++)
 		r = shstk_db_objects_foreach(c->db, c->roots[i], 0, feed_row, &k);
 	c->closures_total = k.n_exes;

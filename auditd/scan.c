@@ -409,7 +409,6 @@ static char *join_roots(char **roots, size_t n)
 
 static int setup(struct scan_ctx *c)
 {
-	struct shstk_resolver_opts ro = { .root = c->sysroot[0] ? c->sysroot : NULL };
 	char **given = NULL;
 	size_t n_given = 0;
 	int r;
@@ -433,7 +432,6 @@ static int setup(struct scan_ctx *c)
 		if (r < 0)
 			goto out;
 	}
-	r = shstk_resolver_new(&ro, &c->resolver);
 out:
 	shstk_scan_roots_free(given, n_given);
 	return r;

@@ -167,7 +167,10 @@ int shstk_db_objects_foreach_stat(struct shstk_db *db, const char *root,
 int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
 			   int64_t *ret_id);
 
-/* Marks the objects under @root (as for foreach_stat) seen by @scan at @now_us. */
+/* Marks the objects under @root (as for foreach_stat) seen by @scan at
+ * @now_us, unless they were marked seen within the day before: last_seen_us
+ * and last_scan are accurate to a day for unchanged files (scans has the
+ * exact times the roots were walked). */
 int shstk_db_objects_touch(struct shstk_db *db, const char *root, int64_t scan, int64_t now_us);
 
 /* Deletes one object (its needed, risk, closure and verdict rows go with it). */

@@ -383,8 +383,12 @@ int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o,
 	return 0;
 }
 
+/* Rows confirmed within the last day keep their stamps: rewriting every row
+ * of an unchanged tree would make each rescan write (and checkpoint) the
+ * whole table for a timestamp nobody needs to the second. */
 static const char SQL_TOUCH[] = "UPDATE objects SET last_seen_us = ?4, last_scan = ?5 "
-				"WHERE (path = ?1 OR (path >= ?2 AND path < ?3)) AND last_scan IS NOT ?5";
+				"WHERE (path = ?1 OR (path >= ?2 AND path < ?3)) "
+				"AND last_seen_us < ?4 - 86400000000";
 static const char SQL_DELETE[] = "DELETE FROM objects WHERE id = ?1";
 
 int shstk_db_objects_touch(struct shstk_db *db, const char *root, int64_t scan, int64_t now_us)
