@@ -484,7 +484,9 @@ int walk_start(struct walk *w, unsigned n_threads)
 		return r;
 	}
 	w->has_supervisor = true;
-	return w->fatal;
+	/* A walker that failed to start was reported in w->fatal under the
+	 * lock; walk_join() returns it. */
+	return 0;
 }
 
 int walk_join(struct walk *w)

@@ -106,8 +106,8 @@ static int normalize_roots(const char *sysroot, char *const *in, size_t n_in, ch
 		bool dup = false;
 
 		if (in[i][0] != '/')
-			return shstk_scan_roots_free(out, n), -EINVAL;
-		if (asprintf(&host, "%s%s", sysroot, in[i]) < 0)
+			r = -EINVAL;
+		else if (asprintf(&host, "%s%s", sysroot, in[i]) < 0)
 			r = -ENOMEM;
 		else if (!(canon = realpath(host, NULL)))
 			r = negerrno();
@@ -461,10 +461,18 @@ int shstk_scan(const struct shstk_scan_opts *opts, struct shstk_db *db, struct s
 		.now_us = 0,
 	};
 	_cleanup_free_ char *roots = NULL;
+	_cleanup_free_ char *sysroot = NULL;
 	struct shstk_db_scan end;
 	int r;
 
-	c.sysroot = opts->sysroot && strcmp(opts->sysroot, "/") != 0 ? opts->sysroot : "";
+	/* Canonical, so that roots resolved inside it can be checked against
+	 * it ("--root guest/", "--root /srv/link-to-guest"). */
+	if (opts->sysroot && opts->sysroot[0]) {
+		sysroot = realpath(opts->sysroot, NULL);
+		if (!sysroot)
+			return negerrno();
+	}
+	c.sysroot = sysroot && strcmp(sysroot, "/") != 0 ? sysroot : "";
 	r = setup(&c);
 	if (r < 0)
 		goto fail;
