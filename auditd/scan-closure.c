@@ -11,6 +11,7 @@
  * has a verdict) the phase is skipped.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -281,51 +282,135 @@ static int closure_rows(struct closure_ctx *k, const struct exe *e, const struct
 	return r;
 }
 
-static int one_closure(struct closure_ctx *k, const struct exe *e)
+/* Stores the closure @cl of executable @e unless it is unchanged. */
+static int write_closure(struct closure_ctx *k, const struct exe *e, const struct shstk_closure *cl)
 {
 	struct scan_ctx *c = k->c;
-	struct shstk_closure cl;
 	_cleanup_free_ struct shstk_db_closure_row *rows = NULL;
 	_cleanup_free_ uint32_t *map = NULL;
 	struct shstk_db_verdict v;
 	size_t n = 0;
 	int r;
 
-	r = shstk_resolver_closure(c->resolver, e->path, &cl);
-	if (r < 0)
-		return r == -ENOMEM ? r : 0; /* gone since the walk: the next scan removes it */
 	c->stats->closures++;
-	rows = calloc(cl.n ? cl.n : 1, sizeof(*rows));
-	map = calloc(cl.n ? cl.n : 1, sizeof(*map));
-	if (!rows || !map) {
-		shstk_closure_done(&cl);
+	rows = calloc(cl->n ? cl->n : 1, sizeof(*rows));
+	map = calloc(cl->n ? cl->n : 1, sizeof(*map));
+	if (!rows || !map)
 		return -ENOMEM;
+	r = closure_rows(k, e, cl, rows, map, &n);
+	if (r < 0)
+		return r;
+	v = (struct shstk_db_verdict){
+		.object = e->id,
+		.verdict = shstk_verdict_name(cl->verdict),
+		.risks = cl->risks,
+		.closure_size = (uint32_t)n,
+		.scan = c->scan_id,
+	};
+	if (cl->verdict != SHSTK_ELIGIBLE && cl->reason < cl->n && map[cl->reason] != UINT32_MAX) {
+		v.reason_idx = map[cl->reason];
+		v.reason_name = rows[v.reason_idx].name;
+		v.reason_path = rows[v.reason_idx].resolved_path;
+		v.reason_object = rows[v.reason_idx].resolved;
 	}
-	r = closure_rows(k, e, &cl, rows, map, &n);
-	if (r >= 0) {
-		v = (struct shstk_db_verdict){
-			.object = e->id,
-			.verdict = shstk_verdict_name(cl.verdict),
-			.risks = cl.risks,
-			.closure_size = (uint32_t)n,
-			.scan = c->scan_id,
-		};
-		if (cl.verdict != SHSTK_ELIGIBLE && cl.reason < cl.n && map[cl.reason] != UINT32_MAX) {
-			v.reason_idx = map[cl.reason];
-			v.reason_name = rows[v.reason_idx].name;
-			v.reason_path = rows[v.reason_idx].resolved_path;
-			v.reason_object = rows[v.reason_idx].resolved;
-		}
-		v.closure_hash = closure_hash(rows, n, &v);
-		if (v.closure_hash != e->hash) {
-			r = shstk_db_closure_replace(c->db, e->id, rows, n, &v);
-			if (r >= 0) {
-				c->stats->closures_written++;
-				r = scan_batch_tick(c);
-			}
-		}
+	v.closure_hash = closure_hash(rows, n, &v);
+	if (v.closure_hash == e->hash)
+		return 0;
+	r = shstk_db_closure_replace(c->db, e->id, rows, n, &v);
+	if (r < 0)
+		return r;
+	c->stats->closures_written++;
+	return scan_batch_tick(c);
+}
+
+/*
+ * Both cores: a resolver thread computes the closures in order while this
+ * thread writes each as soon as it is ready.  The resolver is used by that
+ * thread alone; this one only reads the objects of finished closures, which
+ * the resolver never changes once created.
+ */
+struct pipeline {
+	struct closure_ctx *k;
+	struct shstk_closure *cls;
+	int *errs;
+	size_t ready;  /* closures computed, under lock */
+	bool abort;    /* the writer failed: stop computing, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *resolve_all(void *arg)
+{
+	struct pipeline *p = arg;
+	struct scan_ctx *c = p->k->c;
+
+	for (size_t i = 0; i < p->k->n_exes; i++) {
+		bool stop;
+
+		p->errs[i] = shstk_resolver_closure(c->resolver, p->k->exes[i].path, &p->cls[i]);
+		pthread_mutex_lock(&p->lock);
+		p->ready = i + 1;
+		stop = p->abort;
+		pthread_cond_signal(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			break;
 	}
-	shstk_closure_done(&cl);
+	return NULL;
+}
+
+static int write_all(struct pipeline *p)
+{
+	struct closure_ctx *k = p->k;
+	struct scan_ctx *c = k->c;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < k->n_exes; i++) {
+		pthread_mutex_lock(&p->lock);
+		while (p->ready <= i)
+			pthread_cond_wait(&p->cond, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+		if (p->errs[i] == -ENOMEM)
+			r = -ENOMEM;
+		else if (p->errs[i] == 0)
+			/* An error other than memory: gone since the walk, the next scan removes it. */
+			r = write_closure(k, &k->exes[i], &p->cls[i]);
+		c->closures_done = i + 1;
+		scan_progress(c, "closure", false);
+	}
+	return r;
+}
+
+static int closures_pipelined(struct closure_ctx *k)
+{
+	struct pipeline p = { .k = k };
+	pthread_t tid;
+	int r;
+
+	p.cls = calloc(k->n_exes ? k->n_exes : 1, sizeof(*p.cls));
+	p.errs = calloc(k->n_exes ? k->n_exes : 1, sizeof(*p.errs));
+	if (!p.cls || !p.errs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	r = -pthread_create(&tid, NULL, resolve_all, &p);
+	if (r == 0) {
+		r = write_all(&p);
+		pthread_mutex_lock(&p.lock);
+		p.abort = true;
+		pthread_mutex_unlock(&p.lock);
+		pthread_join(tid, NULL);
+	}
+	for (size_t i = 0; i < p.ready; i++)
+		if (p.errs[i] == 0)
+			shstk_closure_done(&p.cls[i]);
+	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.cond);
+out:
+	free(p.cls);
+	free(p.errs);
 	return r;
 }
 
@@ -388,11 +473,8 @@ int scan_closures(struct scan_ctx *c)
 	scan_progress(c, "closure", true);
 	if (r >= 0)
 		r = shstk_db_begin(c->db);
-	for (size_t i = 0; r >= 0 && i < k.n_exes; i++) {
-		r = one_closure(&k, &k.exes[i]);
-		c->closures_done = i + 1;
-		scan_progress(c, "closure", false);
-	}
+	if (r >= 0)
+		r = closures_pipelined(&k);
 	if (r >= 0)
 		r = shstk_db_meta_set(c->db, key, stamp);
 	if (r >= 0)
