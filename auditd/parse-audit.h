@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Parser for the kernel audit records shstkd acts on: this project's
+ * AUDIT_ANOM_CTRL_PROT (1704) record of a user control-protection fault and
+ * upstream's AUDIT_ANOM_ABEND (1701), which for sig=11 is only a hint (it
+ * carries no si_code).  Accepts the three shapes a record arrives in:
+ *   netlink payload   "audit(SEC.MSEC:SERIAL): key=value ..."   (type from nlmsghdr)
+ *   kernel log        "audit: type=1704 audit(SEC.MSEC:SERIAL): ..."
+ *   auditd log        "type=UNKNOWN[1704] msg=audit(SEC.MSEC:SERIAL): ..."
+ * No allocation, no logging: the record is untrusted text.
+ */
+#ifndef SHSTK_PARSE_AUDIT_H
+#define SHSTK_PARSE_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "evidence.h"
+#include "util.h"
+
+/* include/uapi/linux/audit.h; 1704 is this project's kernel patch 0001. */
+#define SHSTK_AUDIT_ANOM_ABEND 1701
+#define SHSTK_AUDIT_ANOM_CTRL_PROT 1704
+
+/* kernel: comm is TASK_COMM_LEN (16) with its NUL; exe a d_path of at most
+ * PATH_MAX + " (deleted)".  Longer values are malformed. */
+#define SHSTK_AUDIT_COMM_MAX 16
+#define SHSTK_AUDIT_PATH_MAX (4096 + 16)
+
+/* Which fields a record had (bits of shstk_audit_record.have). */
+enum {
+	SHSTK_AF_PID = 1u << 0,
+	SHSTK_AF_TID = 1u << 1,
+	SHSTK_AF_UID = 1u << 2,
+	SHSTK_AF_AUID = 1u << 3,
+	SHSTK_AF_COMM = 1u << 4,
+	SHSTK_AF_EXE = 1u << 5,
+	SHSTK_AF_IP = 1u << 6,
+	SHSTK_AF_SP = 1u << 7,
+	SHSTK_AF_SSP = 1u << 8,
+	SHSTK_AF_ERROR = 1u << 9,
+	SHSTK_AF_KIND = 1u << 10,
+	SHSTK_AF_MODE = 1u << 11,
+	SHSTK_AF_ACTION = 1u << 12,
+	SHSTK_AF_SIG = 1u << 13,
+	SHSTK_AF_GID = 1u << 14,
+	SHSTK_AF_SES = 1u << 15,
+};
+
+struct shstk_audit_record {
+	unsigned type;          /* 1701 or 1704 */
+	int64_t time_us;        /* audit(SEC.MSEC:...) */
+	uint64_t serial;
+	unsigned have;          /* SHSTK_AF_* */
+	pid_t pid, tid;
+	uint32_t uid, gid, auid, ses;
+	int sig;
+	uint64_t ip, sp, ssp, error;
+	bool exe_deleted;       /* d_path's " (deleted)" suffix, removed from exe */
+	char comm[SHSTK_AUDIT_COMM_MAX];
+	char exe[SHSTK_AUDIT_PATH_MAX];
+	char kind[16];          /* "near ret", "far/iret", ... */
+	char mode[16];          /* "enforce", "audit" */
+	char action[16];        /* "killed", "continued" */
+};
+
+/*
+ * Parses one record of @len bytes (no NUL needed; a trailing NUL or newline
+ * is ignored).  @nl_type is the netlink message type when the text came from
+ * the audit socket (it then starts at "audit("), 0 when the text carries its
+ * own "type=".  Returns 1 and fills *ret for a 1704 record or a 1701 record;
+ * 0 for any other record type (ignored, *ret untouched); -EBADMSG for a
+ * malformed record with the reason and byte position in @err.
+ */
+int shstk_audit_parse(const char *text, size_t len, unsigned nl_type, struct shstk_audit_record *ret,
+		      struct shstk_err *err);
+
+/*
+ * Whether the record describes a shadow-stack violation worth recording:
+ * every 1704 record, and a 1701 record with sig=11 (a hint).
+ */
+bool shstk_audit_is_violation(const struct shstk_audit_record *r);
+
+/* Fills @o from @r (pointers into @r, which must outlive @o). */
+void shstk_audit_to_obs(const struct shstk_audit_record *r, struct shstk_violation_obs *o);
+
+#endif
