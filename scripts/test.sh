@@ -17,9 +17,11 @@ set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
 export SHSTK_CACHE="${SHSTK_CACHE:-/var/cache/shstk-policy}"
+# the emulator lanes keep their serial logs here (kept by CI as artifacts)
 art="$top/test-artifacts"
 rm -rf "$art"
 mkdir -p "$art"
+export SHSTK_ARTIFACTS="$art/emu"
 logs=""
 extra_pass=0 extra_fail=0 extra_skip=0
 
