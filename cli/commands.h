@@ -10,10 +10,19 @@
 
 #define SHSTKCTL_CMD(name) int cmd_##name(int argc, char **argv) __attribute__((weak))
 
+SHSTKCTL_CMD(allow);
 SHSTKCTL_CMD(allowlist);
+SHSTKCTL_CMD(decisions);
+SHSTKCTL_CMD(deny);
 SHSTKCTL_CMD(explain);
 SHSTKCTL_CMD(policy);
+SHSTKCTL_CMD(preload);
+SHSTKCTL_CMD(ps);
 SHSTKCTL_CMD(report);
+SHSTKCTL_CMD(reset);
 SHSTKCTL_CMD(scan);
+SHSTKCTL_CMD(stage);
+SHSTKCTL_CMD(status);
+SHSTKCTL_CMD(violations);
 
 #endif

@@ -20,11 +20,20 @@ struct command {
 
 /* Sorted by name; keep it so (the help lists it in this order). */
 static const struct command commands[] = {
+	{ "allow", cmd_allow, "override: enforce a shadow stack for a binary, package or build" },
 	{ "allowlist", cmd_allowlist, "print, verify or write an allowlist file" },
+	{ "decisions", cmd_decisions, "every decided executable: state, decision, reason" },
+	{ "deny", cmd_deny, "override: keep shadow stacks off for a binary, package or build" },
 	{ "explain", cmd_explain, "why a binary is or is not eligible for a shadow stack" },
 	{ "policy", cmd_policy, "check a policy file, show the policy in force" },
+	{ "preload", cmd_preload, "enable or disable the preload in /etc/ld.so.preload" },
+	{ "ps", cmd_ps, "running processes: marking, decision, what the kernel enabled" },
 	{ "report", cmd_report, "summary of the scanned system: markings, verdicts, suspects" },
+	{ "reset", cmd_reset, "remove an override" },
 	{ "scan", cmd_scan, "audit the installed binaries into the database" },
+	{ "stage", cmd_stage, "show or set the rollout stage (with a dry run)" },
+	{ "status", cmd_status, "stage, decision counts, daemon health, last scan and violation" },
+	{ "violations", cmd_violations, "the shadow-stack violations recorded, for review" },
 };
 
 static void help(FILE *f)

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The policy in force, the stage override, the invoking user, re-decide and publish: shared by the admin commands. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "common.h"
+#include "config.h"
+#include "publish.h"
+
+#define POLICY_PATH SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME
+
+int admin_parse_format(const char *s, enum admin_format *ret)
+{
+	if (strcmp(s, "table") == 0)
+		*ret = ADMIN_FORMAT_TABLE;
+	else if (strcmp(s, "json") == 0)
+		*ret = ADMIN_FORMAT_JSON;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int64_t admin_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret)
+{
+	_cleanup_free_ char *v = NULL;
+	int r, s;
+
+	r = shstk_db_meta_get(db, ADMIN_META_STAGE, &v);
+	if (r <= 0)
+		return r;
+	if (!v || !v[0])
+		return 0; /* `stage unset` leaves an empty value */
+	s = shstk_stage_from_name(v);
+	if (s < 0)
+		return -EBADMSG; /* written by something else than this code */
+	*ret = (enum shstk_stage)s;
+	return 1;
+}
+
+static int load_file(const char *path, bool missing_ok, struct shstk_policy **ret)
+{
+	struct shstk_policy_errors errs;
+	int r = shstk_policy_load(path, ret, &errs);
+
+	if (r == -ENOENT && missing_ok)
+		return r;
+	if (r == -EBADMSG)
+		shstk_policy_errors_print(&errs, path, stderr);
+	else if (r < 0)
+		shstkctl_error_errno(r, "policy %s", path);
+	return r;
+}
+
+int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin_policy *ret)
+{
+	enum shstk_stage st;
+	int r;
+
+	*ret = (struct admin_policy){};
+	r = load_file(path ? path : POLICY_PATH, !path, &ret->p);
+	if (r == -ENOENT && !path) {
+		ret->p = shstk_policy_default();
+		if (!ret->p)
+			return shstkctl_error_errno(-ENOMEM, "built-in policy");
+		snprintf(ret->source, sizeof(ret->source), "built-in default (%s does not exist)", POLICY_PATH);
+	} else if (r < 0) {
+		return SHSTKCTL_EXIT_FAILURE;
+	} else {
+		snprintf(ret->source, sizeof(ret->source), "%s", path ? path : POLICY_PATH);
+	}
+	ret->file_stage = ret->p->stage;
+	if (!db)
+		return SHSTKCTL_EXIT_OK;
+	r = admin_stage_override_get(db, &st);
+	if (r < 0) {
+		admin_policy_done(ret);
+		return shstkctl_error_errno(r, "reading the stage override (meta %s)", ADMIN_META_STAGE);
+	}
+	if (r > 0) {
+		ret->p->stage = st;
+		ret->overridden = true;
+	}
+	return SHSTKCTL_EXIT_OK;
+}
+
+void admin_policy_done(struct admin_policy *ap)
+{
+	ap->p = shstk_policy_free(ap->p);
+}
+
+void admin_user(char *buf, size_t len, int64_t *ret_uid)
+{
+	uid_t uid = getuid();
+	struct passwd pw, *res = NULL;
+	char pwbuf[1024];
+
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+	*ret_uid = uid;
+}
+
+int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy *ap, const char *allowlist)
+{
+	struct shstk_decide_stats st;
+	struct shstk_err err = {};
+	uint64_t gen = 0;
+	const char *al = allowlist ? allowlist : ap->p->allowlist;
+	int r;
+
+	r = shstk_decide_all(db, ap->p, admin_now_us(), &st);
+	if (r < 0)
+		return shstkctl_error_errno(r, "re-deciding (database %s%s%s)", shstkctl_db_path(),
+					    shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));
+	r = shstk_publish_err(db, ap->p, al, &gen, &err);
+	if (r < 0) {
+		if (err.msg[0])
+			return shstkctl_error("publishing %s: %s", al, err.msg);
+		return shstkctl_error_errno(r, "publishing %s", al);
+	}
+	if (!shstkctl.quiet)
+		printf("re-decided %u executable%s (%u changed); published %s generation %llu\n", st.identities,
+		       st.identities == 1 ? "" : "s", st.changed, al, (unsigned long long)gen);
+	return SHSTKCTL_EXIT_OK;
+}
+
+const char *admin_format_time(int64_t us, char *buf, size_t len)
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+
+	if (us <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+static int parse_relative(const char *s, int64_t now_us, int64_t *ret)
+{
+	static const struct {
+		char unit;
+		int64_t seconds;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 7 * 86400 } };
+	char *end;
+	long long n;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno || end == s || end[0] == '\0' || end[1] != '\0')
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+		if (units[i].unit != *end)
+			continue;
+		/* Ten years is more than any database holds; larger is a typo. */
+		if (n > 10LL * 366 * 86400 / units[i].seconds)
+			return -ERANGE;
+		*ret = now_us - n * units[i].seconds * 1000000;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int admin_parse_time(const char *s, int64_t now_us, int64_t *ret)
+{
+	static const char *const formats[] = { "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M",
+					       "%Y-%m-%dT%H:%M", "%Y-%m-%d" };
+	struct tm tm;
+
+	if (parse_relative(s, now_us, ret) == 0)
+		return 0;
+	for (size_t i = 0; i < ELEMENTSOF(formats); i++) {
+		const char *end;
+		time_t t;
+
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(s, formats[i], &tm);
+		if (!end || (*end && strcmp(end, "Z") != 0))
+			continue;
+		t = timegm(&tm);
+		if (t == (time_t)-1)
+			return -EINVAL;
+		*ret = (int64_t)t * 1000000;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+const char *admin_sources_format(unsigned sources, char *buf, size_t len)
+{
+	static const char *const names[] = { "audit", "kmsg", "coredump", "ptrace", "abend" };
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < ELEMENTSOF(names); i++) {
+		if (!(sources & (1u << i)))
+			continue;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "," : "", names[i]);
+		if (n >= len)
+			break;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+	return buf;
+}

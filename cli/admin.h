@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the administrator's commands (status, stage, allow/deny/reset,
+ * decisions, violations, ps) share: the policy in force with the stage
+ * override applied, who is running the command, re-deciding and publishing,
+ * time formats.  Functions named admin_*_or_log print their error once and
+ * return an exit code; the others return -errno.
+ */
+#ifndef SHSTKCTL_ADMIN_H
+#define SHSTKCTL_ADMIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "decide.h"
+#include "policy.h"
+
+/*
+ * The stage an administrator set with `shstkctl stage set`: a db meta key
+ * that takes precedence over the policy file's [policy] stage.  Why not
+ * rewrite the policy file: it is the administrator's text (comments,
+ * order, rules) and may be managed by configuration management; a tool that
+ * rewrites it would fight both.  `shstkctl stage unset`
+ * removes the override so that the file's stage applies again.
+ */
+#define ADMIN_META_STAGE "stage.override"
+
+enum admin_format { ADMIN_FORMAT_TABLE, ADMIN_FORMAT_JSON };
+
+/* 0 and *ret for "table" or "json", else -EINVAL. */
+int admin_parse_format(const char *s, enum admin_format *ret);
+
+struct admin_policy {
+	struct shstk_policy *p;   /* stage override applied */
+	char source[4200];        /* "FILE" or "built-in default (FILE does not exist)" */
+	enum shstk_stage file_stage; /* what the file (or the default) says */
+	bool overridden;          /* p->stage comes from ADMIN_META_STAGE */
+};
+
+/* --policy FILE, else SHSTK_SYSCONFDIR/policy.conf, else the built-in default;
+ * then the stage override of @db (may be NULL).  Prints errors; returns an exit code. */
+int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin_policy *ret);
+void admin_policy_done(struct admin_policy *ap);
+
+/* The stage override: 1 and *ret, 0 when none is set. */
+int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret);
+
+/* The user running the command: name (or "uid N") and uid. */
+void admin_user(char *buf, size_t len, int64_t *ret_uid);
+
+int64_t admin_now_us(void);
+
+/*
+ * Re-decides every executable and publishes the allowlist at @allowlist
+ * (NULL: the policy's).  Prints a one-line summary unless quiet, errors once.
+ * Returns an exit code.
+ */
+int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy *ap, const char *allowlist);
+
+/* "YYYY-MM-DD HH:MM:SS" UTC, or "-" for 0. */
+const char *admin_format_time(int64_t us, char *buf, size_t len);
+
+/* An absolute time (YYYY-MM-DD, "YYYY-MM-DD HH:MM[:SS]", "YYYY-MM-DDTHH:MM[:SS]",
+ * UTC) or one relative to @now_us ("90s", "30m", "1h", "2d", "1w"). -EINVAL if neither. */
+int admin_parse_time(const char *s, int64_t now_us, int64_t *ret);
+
+/* The names of the source bits, "audit,kmsg" (evidence.h order). */
+const char *admin_sources_format(unsigned sources, char *buf, size_t len);
+
+#endif

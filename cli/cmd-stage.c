@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* shstkctl stage: show the rollout stage and its history, set it (or preview what setting it would change). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "admin.h"
+#include "commands.h"
+#include "common.h"
+#include "config.h"
+#include "json.h"
+
+static void help(void)
+{
+	fputs("Usage: shstkctl stage show [--policy FILE] [--format=table|json] [--db PATH]\n"
+	      "       shstkctl stage set STAGE [--dry-run] [--reason TEXT] [--policy FILE]\n"
+	      "                          [--allowlist FILE] [--db PATH]\n"
+	      "       shstkctl stage unset [--reason TEXT] [--policy FILE] [--allowlist FILE] [--db PATH]\n"
+	      "\n"
+	      "The rollout stage says how far shadow stacks are switched on system-wide:\n"
+	      "  off               nothing is enabled\n"
+	      "  audit             every candidate runs in audit mode\n"
+	      "  enforce-verified  verified binaries enforce, candidates audit\n"
+	      "  enforce-marked    every eligible binary that is not quarantined enforces\n"
+	      "\n"
+	      "show prints the stage in force, where it comes from and who changed it when.\n"
+	      "\n"
+	      "set records STAGE as an override in the database, which takes precedence over\n"
+	      "the policy file's [policy] stage (the file is the administrator's text and is\n"
+	      "never rewritten); it records who (user and uid), when and why in the stage\n"
+	      "history, re-decides every executable and publishes the allowlist.\n"
+	      "With --dry-run nothing is written: it lists every binary whose decision would\n"
+	      "change, old decision -> new decision, computed by the decision engine.\n"
+	      "\n"
+	      "unset removes the override: the policy file's stage applies again.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --dry-run         only list what would change\n"
+	      "  --reason TEXT     why (recorded in the stage history)\n"
+	      "  --policy FILE     the policy (default " SHSTK_SYSCONFDIR "/policy.conf,\n"
+	      "                    else the built-in default)\n"
+	      "  --allowlist FILE  publish here instead of the policy's [paths] allowlist\n"
+	      "  --format=FMT      'table' (default) or 'json' (show, --dry-run)\n"
+	      "  --db PATH         the database (see 'shstkctl --help' for the default)\n"
+	      "  -h, --help        this help\n"
+	      "\n"
+	      "Exit status: 0 done (or, with --dry-run, listed); 1 failure (no database, bad\n"
+	      "policy, publication failed); 2 usage (unknown stage).\n"
+	      "\n"
+	      "Examples:\n"
+	      "  shstkctl stage set enforce-verified --dry-run\n"
+	      "  shstkctl stage set enforce-verified --reason 'two weeks clean in audit'\n"
+	      "  shstkctl stage unset --reason 'back to what policy.conf says'\n",
+	      stdout);
+}
+
+struct stage_opts {
+	const char *policy, *allowlist, *reason;
+	bool dry_run;
+	enum admin_format format;
+};
+
+/* ---- the dry run ---------------------------------------------------------- */
+
+struct dry_run {
+	struct shstk_db *db;
+	struct shstk_policy *p; /* with the new stage */
+	struct json *j;
+	unsigned changes, total;
+	int err;
+};
+
+static int dry_one(const struct shstk_db_decision *d, void *ud)
+{
+	struct dry_run *dr = ud;
+	struct shstk_decide_result *res = malloc(sizeof(*res));
+	const char *new_dec, *new_state;
+	int r;
+
+	if (!res)
+		return -ENOMEM;
+	dr->total++;
+	r = shstk_decide_compute(dr->db, dr->p, d->identity, res);
+	if (r < 0) {
+		free(res);
+		return r;
+	}
+	new_dec = res->decidable ? shstk_decision_name(res->decision) : "(dropped)";
+	new_state = res->decidable ? shstk_state_name(res->state) : "-";
+	if (strcmp(new_dec, d->decision ? d->decision : "") != 0) {
+		dr->changes++;
+		if (dr->j) {
+			json_object_open(dr->j);
+			json_kv_string(dr->j, "path", d->path);
+			json_kv_string(dr->j, "identity", d->identity);
+			json_kv_string(dr->j, "state", new_state);
+			json_kv_string(dr->j, "old_decision", d->decision);
+			json_kv_string(dr->j, "new_decision", new_dec);
+			json_kv_string(dr->j, "reason", res->reason);
+			json_object_close(dr->j);
+		} else {
+			printf("  %-40s %-12s %-7s -> %-7s %s\n", d->path ? d->path : d->identity, new_state,
+			       d->decision ? d->decision : "-", new_dec, res->reason);
+		}
+	}
+	free(res);
+	return 0;
+}
+
+static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, enum admin_format fmt)
+{
+	struct json j;
+	struct dry_run dr = { .db = db, .p = ap->p };
+	enum shstk_stage from = ap->p->stage;
+	int r;
+
+	ap->p->stage = to;
+	if (fmt == ADMIN_FORMAT_JSON) {
+		dr.j = &j;
+		json_begin(&j, stdout);
+		json_object_open(&j);
+		json_kv_string(&j, "from", shstk_stage_name(from));
+		json_kv_string(&j, "to", shstk_stage_name(to));
+		json_key(&j, "changes");
+		json_array_open(&j);
+	} else {
+		printf("stage %s -> %s (dry run, nothing written)\n", shstk_stage_name(from), shstk_stage_name(to));
+		printf("  %-40s %-12s %-18s %s\n", "binary", "state", "decision", "why");
+	}
+	r = shstk_db_decisions_foreach(db, dry_one, &dr);
+	ap->p->stage = from;
+	if (r < 0)
+		return shstkctl_error_errno(r, "computing decisions (%s)", shstkctl_db_path());
+	if (dr.j) {
+		json_array_close(&j);
+		json_kv_uint(&j, "decided", dr.total);
+		json_object_close(&j);
+		json_end(&j);
+	} else {
+		if (dr.changes == 0)
+			printf("  (no binary changes behaviour)\n");
+		printf("%u of %u decided binar%s would change\n", dr.changes, dr.total, dr.total == 1 ? "y" : "ies");
+		if (dr.total == 0)
+			printf("note: nothing is decided yet; shstkd decides after each scan\n");
+	}
+	return SHSTKCTL_EXIT_OK;
+}
+
+/* ---- set / unset -------------------------------------------------------------- */
+
+static int record(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, bool unset, const char *reason)
+{
+	char user[256], why[512];
+	int64_t uid;
+	bool recorded = false;
+	int r;
+
+	admin_user(user, sizeof(user), &uid);
+	snprintf(why, sizeof(why), "%s%s%s", unset ? "override removed, the policy's stage applies" : "shstkctl stage set",
+		 reason ? ": " : "", reason ? reason : "");
+	r = shstk_db_begin(db);
+	if (r < 0)
+		return shstkctl_error_errno(r, "%s", shstkctl_db_path());
+	if (unset)
+		r = shstk_db_meta_set(db, ADMIN_META_STAGE, "");
+	else
+		r = shstk_db_meta_set(db, ADMIN_META_STAGE, shstk_stage_name(to));
+	ap->p->stage = to;
+	ap->overridden = !unset;
+	if (r >= 0)
+		r = shstk_decide_note_stage(db, ap->p, admin_now_us(), user, uid, why, &recorded);
+	if (r >= 0)
+		r = shstk_db_commit(db);
+	if (r < 0) {
+		(void)shstk_db_rollback(db);
+		return shstkctl_error_errno(r, "recording the stage in %s", shstkctl_db_path());
+	}
+	if (!shstkctl.quiet)
+		printf("stage %s%s, by %s (uid %" PRId64 ")%s\n", shstk_stage_name(to),
+		       unset ? " (from the policy)" : "", user, uid, recorded ? "" : "; it was already in force");
+	return SHSTKCTL_EXIT_OK;
+}
+
+/* ---- show ------------------------------------------------------------------------ */
+
+struct show {
+	struct json *j;
+};
+
+static int history_row(const struct shstk_db_stage_change *c, void *ud)
+{
+	struct show *s = ud;
+	char t[32];
+
+	if (s->j) {
+		json_object_open(s->j);
+		json_kv_int(s->j, "time_us", c->time_us);
+		json_kv_string(s->j, "old_stage", c->old_stage);
+		json_kv_string(s->j, "new_stage", c->new_stage);
+		json_kv_string(s->j, "user", c->user);
+		json_kv_int(s->j, "uid", c->uid);
+		json_kv_string(s->j, "reason", c->reason);
+		json_object_close(s->j);
+		return 0;
+	}
+	printf("  %s  %-16s -> %-16s %s%s  %s\n", admin_format_time(c->time_us, t, sizeof(t)),
+	       c->old_stage ? c->old_stage : "-", c->new_stage, c->user ? "by " : "", c->user ? c->user : "(policy)",
+	       c->reason ? c->reason : "");
+	return 0;
+}
+
+static int show(struct shstk_db *db, const struct admin_policy *ap, enum admin_format fmt)
+{
+	struct json j;
+	struct show s = {};
+	int r;
+
+	if (fmt == ADMIN_FORMAT_JSON) {
+		s.j = &j;
+		json_begin(&j, stdout);
+		json_object_open(&j);
+		json_kv_string(&j, "stage", shstk_stage_name(ap->p->stage));
+		json_kv_string(&j, "source", ap->overridden ? "override" : "policy");
+		json_kv_string(&j, "policy", ap->source);
+		json_kv_string(&j, "policy_stage", shstk_stage_name(ap->file_stage));
+		json_key(&j, "history");
+		json_array_open(&j);
+	} else {
+		printf("stage %s (%s)\n", shstk_stage_name(ap->p->stage),
+		       ap->overridden ? "set with 'shstkctl stage set', overrides the policy" : "from the policy");
+		printf("policy %s says %s\n", ap->source, shstk_stage_name(ap->file_stage));
+		printf("history:\n");
+	}
+	r = shstk_db_stage_history_foreach(db, history_row, &s);
+	if (r < 0)
+		return shstkctl_error_errno(r, "reading the stage history of %s", shstkctl_db_path());
+	if (s.j) {
+		json_array_close(&j);
+		json_object_close(&j);
+		json_end(&j);
+	}
+	return SHSTKCTL_EXIT_OK;
+}
+
+static int parse_opts(int argc, char **argv, struct stage_opts *o)
+{
+	static const struct option options[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "reason", required_argument, NULL, 'r' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "allowlist", required_argument, NULL, 'A' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			o->dry_run = true;
+			break;
+		case 'r':
+			o->reason = optarg;
+			break;
+		case 'P':
+			o->policy = optarg;
+			break;
+		case 'A':
+			o->allowlist = optarg;
+			break;
+		case 'f':
+			if (admin_parse_format(optarg, &o->format) < 0)
+				return shstkctl_usage_error("stage", "unknown format '%s' (table or json)", optarg);
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg;
+			break;
+		case 'h':
+			help();
+			return -1;
+		default:
+			return shstkctl_usage_error("stage", "invalid option");
+		}
+	}
+	return SHSTKCTL_EXIT_OK;
+}
+
+int cmd_stage(int argc, char **argv)
+{
+	struct stage_opts o = { .format = ADMIN_FORMAT_TABLE };
+	struct admin_policy ap = {};
+	struct shstk_db *db = NULL;
+	const char *verb;
+	int r, to = 0;
+
+	r = parse_opts(argc, argv, &o);
+	if (r < 0)
+		return SHSTKCTL_EXIT_OK;
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	if (optind >= argc)
+		return shstkctl_usage_error("stage", "what? (show, set STAGE or unset)");
+	verb = argv[optind];
+	if (strcmp(verb, "set") == 0) {
+		if (optind + 2 != argc)
+			return shstkctl_usage_error("stage", "stage set wants one STAGE");
+		to = shstk_stage_from_name(argv[optind + 1]);
+		if (to < 0)
+			return shstkctl_usage_error("stage",
+						    "unknown stage '%s' (off, audit, enforce-verified, enforce-marked)",
+						    argv[optind + 1]);
+	} else if (strcmp(verb, "show") == 0 || strcmp(verb, "unset") == 0) {
+		if (optind + 1 != argc)
+			return shstkctl_usage_error("stage", "unexpected argument '%s'", argv[optind + 1]);
+		if (o.dry_run && verb[0] == 'u')
+			return shstkctl_usage_error("stage", "--dry-run goes with 'stage set'");
+	} else {
+		return shstkctl_usage_error("stage", "unknown stage command '%s' (show, set, unset)", verb);
+	}
+
+	r = shstkctl_open_db(verb[0] == 's' && (verb[1] == 'h' || o.dry_run) ? SHSTK_DB_READONLY : 0, &db);
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	r = admin_policy_load_or_log(o.policy, db, &ap);
+	if (r != SHSTKCTL_EXIT_OK)
+		goto out;
+	if (strcmp(verb, "show") == 0) {
+		r = show(db, &ap, o.format);
+	} else if (o.dry_run) {
+		r = dry_run(db, &ap, (enum shstk_stage)to, o.format);
+	} else {
+		bool unset = strcmp(verb, "unset") == 0;
+
+		r = record(db, &ap, unset ? ap.file_stage : (enum shstk_stage)to, unset, o.reason);
+		if (r == SHSTKCTL_EXIT_OK)
+			r = admin_redecide_publish_or_log(db, &ap, o.allowlist);
+	}
+out:
+	admin_policy_done(&ap);
+	shstk_db_close(db);
+	return r;
+}
