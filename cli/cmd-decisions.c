@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* shstkctl decisions: every decided executable with its state, decision, since when and why. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "admin.h"
+#include "commands.h"
+#include "common.h"
+#include "json.h"
+
+static void help(void)
+{
+	fputs("Usage: shstkctl decisions [--state STATE] [--decision D] [--format=table|json] [--db PATH]\n"
+	      "\n"
+	      "Lists the decisions the decision engine stored, one line per executable\n"
+	      "identity (build-id, or file identity when it has none), by path:\n"
+	      "  state     ineligible, candidate, auditing, verified, quarantined\n"
+	      "  decision  off, audit or enforce (what the preload applies)\n"
+	      "  since     when the decision last changed (UTC)\n"
+	      "  reason    what decided (the stage, a policy rule, a risk, an override)\n"
+	      "Use 'shstkctl explain PATH' for one binary's evidence and history.\n"
+	      "The database is opened read-only.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --state STATE  only this state\n"
+	      "  --decision D   only this decision\n"
+	      "  --format=FMT   'table' (default) or 'json'\n"
+	      "  --db PATH      the database (see 'shstkctl --help' for the default)\n"
+	      "  -h, --help     this help\n"
+	      "\n"
+	      "Exit status: 0 listed (possibly nothing); 1 the database is missing or\n"
+	      "unreadable; 2 usage.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  shstkctl decisions --state quarantined\n"
+	      "  shstkctl decisions --format=json | jq '.[] | select(.decision == \"enforce\")'\n",
+	      stdout);
+}
+
+struct list {
+	const char *state, *decision;
+	struct json *j;
+	unsigned n;
+};
+
+static int row(const struct shstk_db_decision *d, void *ud)
+{
+	struct list *l = ud;
+	char t[32];
+
+	if (l->state && strcmp(l->state, d->state ? d->state : "") != 0)
+		return 0;
+	if (l->decision && strcmp(l->decision, d->decision ? d->decision : "") != 0)
+		return 0;
+	l->n++;
+	if (l->j) {
+		json_object_open(l->j);
+		json_kv_string(l->j, "path", d->path);
+		json_kv_string(l->j, "identity", d->identity);
+		json_kv_string(l->j, "state", d->state);
+		json_kv_string(l->j, "decision", d->decision);
+		json_kv_int(l->j, "since_us", d->since_us);
+		json_kv_string(l->j, "reason", d->reason);
+		if (d->override)
+			json_kv_int(l->j, "override", d->override);
+		else
+			json_kv_string(l->j, "override", NULL);
+		json_kv_uint(l->j, "flags", d->flags);
+		json_object_close(l->j);
+		return 0;
+	}
+	printf("%-40s %-12s %-8s %-19s %s\n", d->path ? d->path : d->identity, d->state ? d->state : "-",
+	       d->decision ? d->decision : "-", admin_format_time(d->since_us, t, sizeof(t)),
+	       d->reason ? d->reason : "");
+	return 0;
+}
+
+/* The DAL lists by identity; people look for a path. */
+struct sorted {
+	struct shstk_db_decision *v;
+	char **strings;
+	size_t n, ns;
+};
+
+static char *keep(struct sorted *s, const char *str)
+{
+	char **v, *d;
+
+	if (!str)
+		return NULL;
+	v = reallocarray(s->strings, s->ns + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	s->strings = v;
+	d = strdup(str);
+	if (d)
+		s->strings[s->ns++] = d;
+	return d;
+}
+
+static int collect(const struct shstk_db_decision *d, void *ud)
+{
+	struct sorted *s = ud;
+	struct shstk_db_decision *v = reallocarray(s->v, s->n + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	v[s->n] = *d;
+	v[s->n].identity = keep(s, d->identity);
+	v[s->n].path = keep(s, d->path);
+	v[s->n].state = keep(s, d->state);
+	v[s->n].decision = keep(s, d->decision);
+	v[s->n].reason = keep(s, d->reason);
+	if ((d->identity && !v[s->n].identity) || (d->reason && !v[s->n].reason))
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	const struct shstk_db_decision *x = a, *y = b;
+	int c = strcmp(x->path ? x->path : "", y->path ? y->path : "");
+
+	return c ? c : strcmp(x->identity ? x->identity : "", y->identity ? y->identity : "");
+}
+
+static void sorted_free(struct sorted *s)
+{
+	for (size_t i = 0; i < s->ns; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->v);
+}
+
+int cmd_decisions(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "decision", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	struct list l = {};
+	struct sorted s = {};
+	struct shstk_db *db = NULL;
+	struct json j;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (shstk_state_from_name(optarg) < 0)
+				return shstkctl_usage_error("decisions",
+							    "unknown state '%s' (ineligible, candidate, auditing, verified, quarantined)",
+							    optarg);
+			l.state = optarg;
+			break;
+		case 'd':
+			if (shstk_decision_from_string(optarg) < 0)
+				return shstkctl_usage_error("decisions", "unknown decision '%s' (off, audit, enforce)", optarg);
+			l.decision = optarg;
+			break;
+		case 'f':
+			if (admin_parse_format(optarg, &fmt) < 0)
+				return shstkctl_usage_error("decisions", "unknown format '%s' (table or json)", optarg);
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg;
+			break;
+		case 'h':
+			help();
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error("decisions", "invalid option");
+		}
+	}
+	if (optind < argc)
+		return shstkctl_usage_error("decisions", "unexpected argument '%s'", argv[optind]);
+	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	r = shstk_db_decisions_foreach(db, collect, &s);
+	if (r < 0) {
+		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
+		goto out;
+	}
+	qsort(s.v, s.n, sizeof(*s.v), by_path);
+	if (fmt == ADMIN_FORMAT_JSON) {
+		l.j = &j;
+		json_begin(&j, stdout);
+		json_array_open(&j);
+	} else {
+		printf("%-40s %-12s %-8s %-19s %s\n", "binary", "state", "decision", "since (UTC)", "reason");
+	}
+	for (size_t i = 0; i < s.n; i++)
+		(void)row(&s.v[i], &l);
+	if (l.j) {
+		json_array_close(&j);
+		json_end(&j);
+	} else if (l.n == 0) {
+		printf("(none%s)\n", s.n ? " matches" : ": nothing decided yet; shstkd decides, as do stage set, allow and deny");
+	}
+	r = SHSTKCTL_EXIT_OK;
+out:
+	sorted_free(&s);
+	shstk_db_close(db);
+	return r;
+}

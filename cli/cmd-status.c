@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* shstkctl status: the stage in force, decisions per state, daemon health, the allowlist, the last scan and violation. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "allowlist.h"
+#include "commands.h"
+#include "common.h"
+#include "config.h"
+#include "json.h"
+
+#define PIDFILE SHSTK_RUNDIR "/shstkd.pid"
+
+static void help(void)
+{
+	fputs("Usage: shstkctl status [--policy FILE] [--allowlist FILE] [--format=table|json] [--db PATH]\n"
+	      "\n"
+	      "One screen on the state of shstk-policy on this machine:\n"
+	      "  - the rollout stage in force and where it comes from (the policy file, or\n"
+	      "    an override set with 'shstkctl stage set');\n"
+	      "  - decided executables per state and per decision;\n"
+	      "  - the daemon: whether shstkd runs (pid from " PIDFILE ",\n"
+	      "    else a /proc scan), and the allowlist it publishes: generation, age,\n"
+	      "    entries, or why it cannot be read;\n"
+	      "  - the last finished scan and the last violation recorded.\n"
+	      "The database is opened read-only.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --policy FILE     the policy (default " SHSTK_SYSCONFDIR "/policy.conf,\n"
+	      "                    else the built-in default)\n"
+	      "  --allowlist FILE  the allowlist to inspect instead of the policy's\n"
+	      "  --format=FMT      'table' (default) or 'json'\n"
+	      "  --db PATH         the database (see 'shstkctl --help' for the default)\n"
+	      "  -h, --help        this help\n"
+	      "\n"
+	      "Exit status: 0 printed (whatever the health); 1 the database is missing or\n"
+	      "unreadable, or the policy is invalid; 2 usage.\n"
+	      "\n"
+	      "Example:\n"
+	      "  shstkctl status\n",
+	      stdout);
+}
+
+struct status {
+	unsigned by_state[SHSTK_STATE_MAX + 1];
+	unsigned by_decision[SHSTK_DECISION_MAX + 1];
+	unsigned decided;
+	bool have_scan;
+	int64_t scan_finished_us, scan_duration_us;
+	uint64_t scan_elf;
+	bool have_violation;
+	int64_t v_time_us, v_pid;
+	char v_exe[512], v_kind[32];
+	uint64_t violations;
+	long daemon_pid; /* 0: not running */
+	const char *daemon_how;
+	bool have_al;
+	struct shstk_allowlist al;
+	char al_error[300];
+};
+
+static int decision_cb(const struct shstk_db_decision *d, void *ud)
+{
+	struct status *s = ud;
+	int st = d->state ? shstk_state_from_name(d->state) : -1;
+	int de = d->decision ? shstk_decision_from_string(d->decision) : -1;
+
+	s->decided++;
+	if (st >= 0)
+		s->by_state[st]++;
+	if (de >= 0 && de <= SHSTK_DECISION_MAX)
+		s->by_decision[de]++;
+	return 0;
+}
+
+static int scan_cb(const struct shstk_db_scan *sc, void *ud)
+{
+	struct status *s = ud;
+
+	s->have_scan = true;
+	s->scan_finished_us = sc->finished_us;
+	s->scan_duration_us = sc->duration_us;
+	s->scan_elf = sc->elf;
+	return 0;
+}
+
+static int violation_cb(const struct shstk_db_violation *v, void *ud)
+{
+	struct status *s = ud;
+
+	/* Hints alone are not violations (they quarantine nothing). */
+	if (!(v->sources & ~SHSTK_DB_SOURCE_HINT))
+		return 0;
+	s->violations++;
+	if (s->have_violation && v->time_us < s->v_time_us)
+		return 0;
+	s->have_violation = true;
+	s->v_time_us = v->time_us;
+	s->v_pid = v->pid;
+	snprintf(s->v_exe, sizeof(s->v_exe), "%s", v->exe_path ? v->exe_path : v->comm ? v->comm : "?");
+	snprintf(s->v_kind, sizeof(s->v_kind), "%s", v->kind ? v->kind : "?");
+	return 0;
+}
+
+static bool comm_is_shstkd(long pid)
+{
+	char path[64], comm[32] = "";
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	if (n <= 0)
+		return false;
+	comm[n] = '\0';
+	return strcmp(comm, "shstkd\n") == 0;
+}
+
+/* The pid file first (a stale one is checked against /proc), else a scan of /proc. */
+static void find_daemon(struct status *s)
+{
+	_cleanup_fclose_ FILE *f = fopen(PIDFILE, "re");
+	DIR *d;
+	struct dirent *de;
+	long pid;
+
+	if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0 && comm_is_shstkd(pid)) {
+		s->daemon_pid = pid;
+		s->daemon_how = "pid file";
+		return;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (comm_is_shstkd(pid)) {
+			s->daemon_pid = pid;
+			s->daemon_how = "process list (no valid pid file)";
+			break;
+		}
+	}
+	closedir(d);
+}
+
+static int collect(struct shstk_db *db, const char *al_path, struct status *s)
+{
+	struct shstk_err err = {};
+	int r;
+
+	r = shstk_db_decisions_foreach(db, decision_cb, s);
+	if (r >= 0)
+		r = shstk_db_scan_last(db, scan_cb, s);
+	if (r >= 0)
+		r = shstk_db_violations_foreach(db, NULL, violation_cb, s);
+	if (r < 0)
+		return r;
+	find_daemon(s);
+	r = shstk_allowlist_map(al_path, 0, &s->al, &err);
+	if (r >= 0)
+		s->have_al = true;
+	else if (err.msg[0])
+		snprintf(s->al_error, sizeof(s->al_error), "%s", err.msg);
+	else
+		snprintf(s->al_error, sizeof(s->al_error), "%s", strerror(-r));
+	return 0;
+}
+
+static void age(int64_t then_s, char *buf, size_t len)
+{
+	int64_t d = admin_now_us() / 1000000 - then_s;
+
+	if (d < 0)
+		snprintf(buf, len, "in the future");
+	else if (d < 120)
+		snprintf(buf, len, "%" PRId64 " s ago", d);
+	else if (d < 7200)
+		snprintf(buf, len, "%" PRId64 " min ago", d / 60);
+	else if (d < 2 * 86400)
+		snprintf(buf, len, "%" PRId64 " h ago", d / 3600);
+	else
+		snprintf(buf, len, "%" PRId64 " days ago", d / 86400);
+}
+
+static void print_table(const struct status *s, const struct admin_policy *ap, const char *al_path)
+{
+	char t[32], a[32];
+
+	printf("stage       %s (%s)\n", shstk_stage_name(ap->p->stage),
+	       ap->overridden ? "override set with 'shstkctl stage set'" : "from the policy");
+	printf("policy      %s%s%s\n", ap->source, ap->overridden ? ", which says " : "",
+	       ap->overridden ? shstk_stage_name(ap->file_stage) : "");
+	printf("database    %s\n", shstkctl_db_path());
+	printf("\ndecided executables: %u\n", s->decided);
+	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
+		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->by_state[i]);
+	printf("decisions:\n");
+	for (int i = 0; i <= SHSTK_DECISION_MAX; i++)
+		printf("  %-12s %6u\n", shstk_decision_name((enum shstk_decision)i), s->by_decision[i]);
+	printf("\ndaemon      ");
+	if (s->daemon_pid)
+		printf("shstkd running, pid %ld (from the %s)\n", s->daemon_pid, s->daemon_how);
+	else
+		printf("shstkd not running (decisions change only through shstkctl)\n");
+	printf("allowlist   %s: ", al_path);
+	if (s->have_al) {
+		age(s->al.created, a, sizeof(a));
+		printf("generation %" PRIu64 ", %s (%s), %u entries, stage %s\n", s->al.generation,
+		       admin_format_time(s->al.created * 1000000, t, sizeof(t)), a, s->al.count,
+		       shstk_stage_name((enum shstk_stage)s->al.stage) ? shstk_stage_name((enum shstk_stage)s->al.stage)
+								      : "?");
+	} else {
+		printf("not readable (%s)\n", s->al_error);
+	}
+	printf("last scan   ");
+	if (s->have_scan)
+		printf("%s UTC, %.1f s, %" PRIu64 " ELF objects\n", admin_format_time(s->scan_finished_us, t, sizeof(t)),
+		       (double)s->scan_duration_us / 1e6, s->scan_elf);
+	else
+		printf("none finished (run 'shstkctl scan')\n");
+	printf("violations  %" PRIu64 "", s->violations);
+	if (s->have_violation)
+		printf(", last %s UTC: %s pid %" PRId64 " (%s)\n", admin_format_time(s->v_time_us, t, sizeof(t)),
+		       s->v_exe, s->v_pid, s->v_kind);
+	else
+		printf("\n");
+}
+
+static void print_json(const struct status *s, const struct admin_policy *ap, const char *al_path)
+{
+	struct json j;
+
+	json_begin(&j, stdout);
+	json_object_open(&j);
+	json_kv_string(&j, "stage", shstk_stage_name(ap->p->stage));
+	json_kv_string(&j, "stage_source", ap->overridden ? "override" : "policy");
+	json_kv_string(&j, "policy", ap->source);
+	json_kv_string(&j, "policy_stage", shstk_stage_name(ap->file_stage));
+	json_kv_string(&j, "database", shstkctl_db_path());
+	json_kv_uint(&j, "decided", s->decided);
+	json_key(&j, "states");
+	json_object_open(&j);
+	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
+		json_kv_uint(&j, shstk_state_name((enum shstk_state)i), s->by_state[i]);
+	json_object_close(&j);
+	json_key(&j, "decisions");
+	json_object_open(&j);
+	for (int i = 0; i <= SHSTK_DECISION_MAX; i++)
+		json_kv_uint(&j, shstk_decision_name((enum shstk_decision)i), s->by_decision[i]);
+	json_object_close(&j);
+	json_key(&j, "daemon");
+	json_object_open(&j);
+	json_kv_bool(&j, "running", s->daemon_pid != 0);
+	if (s->daemon_pid)
+		json_kv_int(&j, "pid", s->daemon_pid);
+	else
+		json_kv_string(&j, "pid", NULL);
+	json_object_close(&j);
+	json_key(&j, "allowlist");
+	json_object_open(&j);
+	json_kv_string(&j, "path", al_path);
+	json_kv_bool(&j, "readable", s->have_al);
+	if (s->have_al) {
+		json_kv_uint(&j, "generation", s->al.generation);
+		json_kv_int(&j, "created", s->al.created);
+		json_kv_uint(&j, "entries", s->al.count);
+		json_kv_string(&j, "stage", shstk_stage_name((enum shstk_stage)s->al.stage));
+	} else {
+		json_kv_string(&j, "error", s->al_error);
+	}
+	json_object_close(&j);
+	json_key(&j, "last_scan");
+	if (s->have_scan) {
+		json_object_open(&j);
+		json_kv_int(&j, "finished_us", s->scan_finished_us);
+		json_kv_int(&j, "duration_us", s->scan_duration_us);
+		json_kv_uint(&j, "elf", s->scan_elf);
+		json_object_close(&j);
+	} else {
+		json_null(&j);
+	}
+	json_kv_uint(&j, "violations", s->violations);
+	json_key(&j, "last_violation");
+	if (s->have_violation) {
+		json_object_open(&j);
+		json_kv_int(&j, "time_us", s->v_time_us);
+		json_kv_string(&j, "binary", s->v_exe);
+		json_kv_int(&j, "pid", s->v_pid);
+		json_kv_string(&j, "kind", s->v_kind);
+		json_object_close(&j);
+	} else {
+		json_null(&j);
+	}
+	json_object_close(&j);
+	json_end(&j);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "policy", required_argument, NULL, 'P' },
+		{ "allowlist", required_argument, NULL, 'A' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	const char *policy = NULL, *al_path = NULL;
+	struct admin_policy ap = {};
+	struct status s = {};
+	struct shstk_db *db = NULL;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'P':
+			policy = optarg;
+			break;
+		case 'A':
+			al_path = optarg;
+			break;
+		case 'f':
+			if (admin_parse_format(optarg, &fmt) < 0)
+				return shstkctl_usage_error("status", "unknown format '%s' (table or json)", optarg);
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg;
+			break;
+		case 'h':
+			help();
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error("status", "invalid option");
+		}
+	}
+	if (optind < argc)
+		return shstkctl_usage_error("status", "unexpected argument '%s'", argv[optind]);
+	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	r = admin_policy_load_or_log(policy, db, &ap);
+	if (r != SHSTKCTL_EXIT_OK)
+		goto out;
+	if (!al_path)
+		al_path = ap.p->allowlist;
+	r = collect(db, al_path, &s);
+	if (r < 0) {
+		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
+		goto out;
+	}
+	if (fmt == ADMIN_FORMAT_JSON)
+		print_json(&s, &ap, al_path);
+	else
+		print_table(&s, &ap, al_path);
+	if (s.have_al)
+		shstk_allowlist_unmap(&s.al);
+	r = SHSTKCTL_EXIT_OK;
+out:
+	admin_policy_done(&ap);
+	shstk_db_close(db);
+	return r;
+}
