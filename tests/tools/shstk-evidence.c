@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Test-only: feeds scripted evidence (runs, violations) through shstkd's
+ * recorder into a database, so that the admin commands' golden tests have
+ * a known history without a CET machine or a running daemon.
+ *
+ *   shstk-evidence DB run PATH START_S END_S SIGNAL [APPLIED]
+ *       a run of the scanned executable PATH (its identity from the db),
+ *       started and ended at these Unix times, killed by SIGNAL (0: exit 0);
+ *       APPLIED (default audit) is what the preload put in force
+ *   shstk-evidence DB violation PATH TIME_S PID SOURCES KIND MODE ACTION
+ *                   IP_OBJ IP_OFF RET_OBJ RET_OFF SSP
+ *       one fault, seen by each source in the comma-separated SOURCES
+ *       (audit, kmsg, coredump, ptrace, abend): the recorder merges them
+ * Numbers are decimal, or hex with 0x.  Exit 0, or 1 with a message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "evidence.h"
+
+static int identity_cb(const struct shstk_db_object *o, void *ud)
+{
+	snprintf(ud, 128, "%s", o->identity ? o->identity : "");
+	return 0;
+}
+
+static int64_t num(const char *s)
+{
+	return (int64_t)strtoull(s, NULL, 0);
+}
+
+static int run(struct shstk_db *db, char **a, int n)
+{
+	char identity[128] = "";
+	int64_t id;
+	int r;
+
+	if (n < 4)
+		return -EINVAL;
+	r = shstk_db_object_get(db, a[0], 0, identity_cb, identity);
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;
+	r = shstk_record_run_start(db,
+				   &(struct shstk_run_obs){
+					   .source = "preload",
+					   .time_us = num(a[1]) * 1000000,
+					   .pid = 0,
+					   .identity = identity,
+					   .exe = a[0],
+					   .requested = n > 4 ? a[4] : "audit",
+					   .applied = n > 4 ? a[4] : "audit",
+					   .enabled_by = "preload",
+				   },
+				   &id);
+	if (r < 0)
+		return r;
+	return shstk_record_run_end(db, id, num(a[2]) * 1000000, 0, (int)num(a[3]));
+}
+
+static unsigned source_bit(const char *s)
+{
+	static const char *const names[] = { "audit", "kmsg", "coredump", "ptrace", "abend" };
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+static int violation(struct shstk_db *db, char **a, int n)
+{
+	struct shstk_violation_obs o;
+	char sources[128], *save = NULL;
+	int r = 0;
+
+	if (n != 12)
+		return -EINVAL;
+	o = (struct shstk_violation_obs){
+		.time_us = num(a[1]) * 1000000,
+		.pid = (pid_t)num(a[2]),
+		.tid = (pid_t)num(a[2]),
+		.comm = strrchr(a[0], '/') ? strrchr(a[0], '/') + 1 : a[0],
+		.exe = a[0],
+		.kind = a[4],
+		.mode = a[5],
+		.action = a[6],
+		.ip_object = a[7],
+		.ip_offset = (uint64_t)num(a[8]),
+		.ret_object = a[9],
+		.ret_offset = (uint64_t)num(a[10]),
+		.ssp = (uint64_t)num(a[11]),
+		.ip = 0x401000 + (uint64_t)num(a[8]),
+	};
+	snprintf(sources, sizeof(sources), "%s", a[3]);
+	for (char *s = strtok_r(sources, ",", &save); s && r >= 0; s = strtok_r(NULL, ",", &save)) {
+		o.source = source_bit(s);
+		if (!o.source)
+			return -EINVAL;
+		r = shstk_record_violation(db, &o, NULL, NULL);
+	}
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct shstk_db *db = NULL;
+	int r;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: shstk-evidence DB run|violation ARGS...\n");
+		return 2;
+	}
+	r = shstk_db_open(argv[1], 0, &db);
+	if (r < 0) {
+		fprintf(stderr, "shstk-evidence: %s: %s\n", argv[1], strerror(-r));
+		return 1;
+	}
+	if (strcmp(argv[2], "run") == 0)
+		r = run(db, argv + 3, argc - 3);
+	else if (strcmp(argv[2], "violation") == 0)
+		r = violation(db, argv + 3, argc - 3);
+	else
+		r = -EINVAL;
+	if (r < 0)
+		fprintf(stderr, "shstk-evidence: %s: %s (%s)\n", argv[2], strerror(-r), shstk_db_errmsg(db));
+	shstk_db_close(db);
+	return r < 0 ? 1 : 0;
+}
