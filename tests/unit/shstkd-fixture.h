@@ -38,7 +38,7 @@ static int fx_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static const char *fx_path(const char *name)
+static __attribute__((unused)) const char *fx_path(const char *name)
 {
 	static char p[4][512];
 	static unsigned i;
@@ -59,7 +59,7 @@ static struct shstk_db *fx_open(void)
 }
 
 /* One query's first column (integer), behind the DAL's back; -1 without a row. */
-static long long fx_query(struct shstk_db *db, const char *fmt, ...)
+static __attribute__((unused, format(printf, 2, 3))) long long fx_query(struct shstk_db *db, const char *fmt, ...)
 {
 	sqlite3 *c;
 	sqlite3_stmt *st;
@@ -82,7 +82,7 @@ static long long fx_query(struct shstk_db *db, const char *fmt, ...)
 }
 
 /* The same for a text column, into a static buffer ("<null>" for NULL, "" without a row). */
-static const char *fx_query_text(struct shstk_db *db, const char *fmt, ...)
+static __attribute__((unused, format(printf, 2, 3))) const char *fx_query_text(struct shstk_db *db, const char *fmt, ...)
 {
 	static char out[1024];
 	sqlite3 *c;
@@ -119,7 +119,7 @@ struct fx_exe {
 };
 
 /* Adds (or replaces, by path) an executable with its verdict; returns its object id. */
-static int64_t fx_add_exe(struct shstk_db *db, const struct fx_exe *e)
+static __attribute__((unused)) int64_t fx_add_exe(struct shstk_db *db, const struct fx_exe *e)
 {
 	static uint64_t ino = 1000;
 	struct shstk_db_object o = {
