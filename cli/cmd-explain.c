@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "admin.h"
 #include "commands.h"
 #include "common.h"
 #include "deps.h"
@@ -28,6 +29,12 @@ static void help(void)
 	      "\n"
 	      "The facts come from the database when PATH was scanned and has not changed\n"
 	      "since; otherwise (or with --live) they are computed now from the file system.\n"
+	      "\n"
+	      "Then, from the database, what the decision engine made of the binary's identity\n"
+	      "(its build-id, or dev/inode/size/mtime without one): its state (ineligible,\n"
+	      "candidate, auditing, verified, quarantined), its decision (off, audit, enforce)\n"
+	      "and why, the evidence (runs, clean runs and days, violations), every change of\n"
+	      "the decision, the violations and the most recent runs.\n"
 	      "\n"
 	      "Options:\n"
 	      "  --format=FMT  'table' (default) or 'json'\n"
@@ -321,6 +328,231 @@ out:
 	return r < 0 ? r : 0;
 }
 
+/* ---- decision and evidence of the identity --------------------------------- */
+
+#define EXPLAIN_RUNS_SHOWN 10
+
+struct evidence_out {
+	struct json *j; /* NULL: table */
+	unsigned n;
+	uint64_t skip;  /* runs: the older ones not shown */
+};
+
+static int decision_cb(const struct shstk_db_decision *d, void *ud)
+{
+	struct evidence_out *o = ud;
+	char t[32];
+
+	o->n++;
+	if (o->j) {
+		json_object_open(o->j);
+		json_kv_string(o->j, "state", d->state);
+		json_kv_string(o->j, "decision", d->decision);
+		json_kv_int(o->j, "since_us", d->since_us);
+		json_kv_string(o->j, "reason", d->reason);
+		if (d->override)
+			json_kv_int(o->j, "override", d->override);
+		else
+			json_kv_string(o->j, "override", NULL);
+		json_kv_bool(o->j, "ignore_marking", d->flags & SHSTK_AL_E_IGNORE_MARKING);
+		json_object_close(o->j);
+		return 0;
+	}
+	printf("  %-10s %s\n", "state", d->state ? d->state : "-");
+	printf("  %-10s %s since %s UTC%s\n", "decision", d->decision ? d->decision : "-",
+	       admin_format_time(d->since_us, t, sizeof(t)),
+	       d->flags & SHSTK_AL_E_IGNORE_MARKING ? " (applied even where a loaded object is unmarked)" : "");
+	printf("  %-10s %s\n", "why", d->reason ? d->reason : "");
+	return 0;
+}
+
+static int history_cb(const struct shstk_db_decision_change *c, void *ud)
+{
+	struct evidence_out *o = ud;
+	char t[32];
+
+	o->n++;
+	if (o->j) {
+		json_object_open(o->j);
+		json_kv_int(o->j, "time_us", c->time_us);
+		json_kv_string(o->j, "old_state", c->old_state);
+		json_kv_string(o->j, "new_state", c->new_state);
+		json_kv_string(o->j, "old_decision", c->old_decision);
+		json_kv_string(o->j, "new_decision", c->new_decision);
+		json_kv_string(o->j, "reason", c->reason);
+		json_kv_string(o->j, "evidence", c->evidence);
+		json_object_close(o->j);
+		return 0;
+	}
+	printf("  %s  %s/%s -> %s/%s  %s\n", admin_format_time(c->time_us, t, sizeof(t)),
+	       c->old_state ? c->old_state : "-", c->old_decision ? c->old_decision : "-", c->new_state,
+	       c->new_decision, c->reason ? c->reason : "");
+	return 0;
+}
+
+static int violation_cb(const struct shstk_db_violation *v, void *ud)
+{
+	struct evidence_out *o = ud;
+	char t[32], src[64];
+
+	o->n++;
+	admin_sources_format(v->sources, src, sizeof(src));
+	if (o->j) {
+		json_object_open(o->j);
+		json_kv_int(o->j, "id", v->id);
+		json_kv_int(o->j, "time_us", v->time_us);
+		json_kv_int(o->j, "pid", v->pid);
+		json_kv_string(o->j, "kind", v->kind);
+		json_kv_string(o->j, "ip_object", v->ip_object);
+		json_kv_uint(o->j, "ip_offset", v->ip_offset);
+		json_kv_string(o->j, "expected_object", v->ret_object);
+		json_kv_uint(o->j, "expected_offset", v->ret_offset);
+		json_kv_string(o->j, "mode", v->mode);
+		json_kv_string(o->j, "outcome", v->action);
+		json_kv_string(o->j, "sources", src);
+		json_object_close(o->j);
+		return 0;
+	}
+	printf("  %s  pid %" PRId64 " %s at %s+0x%" PRIx64 ", expected %s+0x%" PRIx64 "; %s, %s; seen by %s\n",
+	       admin_format_time(v->time_us, t, sizeof(t)), v->pid, v->kind ? v->kind : "?",
+	       v->ip_object ? v->ip_object : "?", v->ip_offset, v->ret_object ? v->ret_object : "?", v->ret_offset,
+	       v->mode ? v->mode : "?", v->action ? v->action : "?", src);
+	return 0;
+}
+
+static int run_cb(const struct shstk_db_run *r, void *ud)
+{
+	struct evidence_out *o = ud;
+	char t[32], end[64];
+
+	if (o->skip) {
+		o->skip--;
+		return 0;
+	}
+	o->n++;
+	if (o->j) {
+		json_object_open(o->j);
+		json_kv_int(o->j, "started_us", r->started_us);
+		json_kv_int(o->j, "ended_us", r->ended_us);
+		json_kv_string(o->j, "applied", r->mode_applied);
+		json_kv_string(o->j, "source", r->source);
+		if (r->exited) {
+			json_kv_int(o->j, "exit_status", r->exit_status);
+			json_kv_int(o->j, "exit_signal", r->exit_signal);
+		}
+		json_kv_int(o->j, "violations", r->violations);
+		json_object_close(o->j);
+		return 0;
+	}
+	if (!r->ended_us)
+		snprintf(end, sizeof(end), "running (or its end was not seen)");
+	else if (!r->exited)
+		snprintf(end, sizeof(end), "ended (exec)");
+	else if (r->exit_signal)
+		snprintf(end, sizeof(end), "killed by signal %d", r->exit_signal);
+	else
+		snprintf(end, sizeof(end), "exit %d", r->exit_status);
+	printf("  %s  %-8s %-8s %s, %" PRId64 " violation%s\n", admin_format_time(r->started_us, t, sizeof(t)),
+	       r->mode_applied ? r->mode_applied : "-", r->source ? r->source : "-", end, r->violations,
+	       r->violations == 1 ? "" : "s");
+	return 0;
+}
+
+/* Everything the database knows about @identity, after the static facts. */
+static int print_evidence(struct shstk_db *db, const char *identity, struct json *j)
+{
+	struct shstk_db_evidence ev = {};
+	struct evidence_out o = { .j = j };
+	int r;
+
+	r = shstk_db_evidence_get(db, identity, &ev);
+	if (r < 0)
+		return r;
+	if (j) {
+		json_kv_string(j, "identity", identity);
+		json_key(j, "decision");
+		r = shstk_db_decision_get(db, identity, decision_cb, &o);
+		if (r == 0)
+			json_null(j);
+	} else {
+		printf("\nDecision (identity %s)\n", identity);
+		r = shstk_db_decision_get(db, identity, decision_cb, &o);
+		/* Nothing recorded at all: one line, not four empty sections. */
+		if (r == 0 && ev.runs == 0 && ev.violations == 0 && ev.hints == 0) {
+			printf("  none yet (shstkd decides, as do 'shstkctl stage set', allow and deny);\n"
+			       "  no runs and no violations recorded\n");
+			return 0;
+		}
+		if (r == 0)
+			printf("  none yet: shstkd decides, as do 'shstkctl stage set', allow and deny\n");
+	}
+	if (r < 0)
+		return r;
+	if (j) {
+		json_key(j, "evidence");
+		json_object_open(j);
+		json_kv_uint(j, "runs", ev.runs);
+		json_kv_uint(j, "clean_runs", ev.clean_runs);
+		json_kv_uint(j, "clean_days", ev.clean_days);
+		json_kv_uint(j, "violations", ev.violations);
+		json_kv_uint(j, "hints", ev.hints);
+		json_object_close(j);
+		json_key(j, "history");
+		json_array_open(j);
+	} else {
+		printf("  %-10s %" PRIu64 " run%s, %" PRIu64 " clean on %" PRIu64 " distinct day%s, %" PRIu64
+		       " violation%s%s\n",
+		       "evidence", ev.runs, ev.runs == 1 ? "" : "s", ev.clean_runs, ev.clean_days,
+		       ev.clean_days == 1 ? "" : "s", ev.violations, ev.violations == 1 ? "" : "s",
+		       ev.hints ? " (and uncorroborated hints)" : "");
+		printf("\nDecision history (oldest first)\n");
+	}
+	o.n = 0;
+	r = shstk_db_decision_history_foreach(db, identity, history_cb, &o);
+	if (r < 0)
+		return r;
+	if (j) {
+		json_array_close(j);
+		json_key(j, "violations");
+		json_array_open(j);
+	} else {
+		if (!o.n)
+			printf("  none\n");
+		printf("\nViolations\n");
+	}
+	o.n = 0;
+	r = shstk_db_violations_foreach(db, identity, violation_cb, &o);
+	if (r < 0)
+		return r;
+	if (j) {
+		json_array_close(j);
+		json_key(j, "runs");
+		json_array_open(j);
+	} else {
+		if (!o.n)
+			printf("  none\n");
+		printf("\nRuns (the %d most recent)\n", EXPLAIN_RUNS_SHOWN);
+	}
+	o.n = 0;
+	o.skip = ev.runs > EXPLAIN_RUNS_SHOWN ? ev.runs - EXPLAIN_RUNS_SHOWN : 0;
+	r = shstk_db_runs_foreach(db, identity, run_cb, &o);
+	if (r < 0)
+		return r;
+	if (j)
+		json_array_close(j);
+	else if (!o.n)
+		printf("  none\n");
+	return 0;
+}
+
+/* The identity of the explained object as the decision engine keys it. */
+static const char *object_identity(const struct explanation *e, char *buf, size_t len)
+{
+	if (e->obj.identity)
+		return e->obj.identity;
+	return shstk_db_identity(e->obj.build_id, e->obj.dev, e->obj.ino, e->obj.size, e->obj.mtime_ns, buf, len);
+}
+
 /* ---- printing ------------------------------------------------------------------- */
 
 static const char *machine_name(int m)
@@ -391,10 +623,10 @@ static void verdict_sentence(const struct explanation *e, char *buf, size_t len)
 		snprintf(buf, len, "%s", v);
 }
 
-static void print_table(const struct explanation *e)
+static int print_table(const struct explanation *e, struct shstk_db *db)
 {
 	const struct shstk_db_object *o = &e->obj;
-	char buf[512], mk[32];
+	char buf[512], mk[32], idbuf[128];
 	size_t again = 0;
 
 	printf("%s\n", o->path);
@@ -425,7 +657,7 @@ static void print_table(const struct explanation *e)
 		       strcmp(o->kind ? o->kind : "", "shlib") == 0
 			       ? "none: a shared library is judged as part of the executables that load it"
 			       : "not computed");
-		return;
+		return 0;
 	}
 	verdict_sentence(e, buf, sizeof(buf));
 	printf("  %-10s %s\n", "verdict", buf);
@@ -452,13 +684,17 @@ static void print_table(const struct explanation *e)
 		printf("  (* the first reason)\n");
 	if (again)
 		printf("  (%zu further references to objects already loaded are not shown)\n", again);
+	if (!db)
+		return 0;
+	return print_evidence(db, object_identity(e, idbuf, sizeof(idbuf)), NULL);
 }
 
-static void print_json(const struct explanation *e)
+static int print_json(const struct explanation *e, struct shstk_db *db)
 {
 	const struct shstk_db_object *o = &e->obj;
 	struct json j;
-	char buf[512], mk[32];
+	char buf[512], mk[32], idbuf[128];
+	int rc = 0;
 
 	json_begin(&j, stdout);
 	json_object_open(&j);
@@ -509,8 +745,11 @@ static void print_json(const struct explanation *e)
 		json_object_close(&j);
 	}
 	json_array_close(&j);
+	if (db)
+		rc = print_evidence(db, object_identity(e, idbuf, sizeof(idbuf)), &j);
 	json_object_close(&j);
 	json_end(&j);
+	return rc;
 }
 
 int cmd_explain(int argc, char **argv)
@@ -580,16 +819,15 @@ int cmd_explain(int argc, char **argv)
 
 	r = 0;
 	if (!force_live) {
-		/* No database is fine: explain what the file system says. */
-		if (shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, &db) >= 0) {
+		/* No database is fine: explain what the file system says.  It
+		 * stays open for the decision and the evidence. */
+		if (shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, &db) < 0)
+			db = NULL;
+		if (db)
 			r = from_db(db, abs, &st, &e);
-			if (r < 0) {
-				shstkctl_error("reading %s: %s", shstkctl_db_path(), shstk_db_errmsg(db));
-				shstk_db_close(db);
-				r = SHSTKCTL_EXIT_FAILURE;
-				goto out;
-			}
-			shstk_db_close(db);
+		if (r < 0) {
+			r = shstkctl_error("reading %s: %s", shstkctl_db_path(), shstk_db_errmsg(db));
+			goto out;
 		}
 	}
 	if (r == 0) {
@@ -610,12 +848,15 @@ int cmd_explain(int argc, char **argv)
 		r = shstkctl_error("%s: %s", abs, e.obj.error ? e.obj.error : "cannot be read");
 		goto out;
 	}
-	if (json)
-		print_json(&e);
-	else
-		print_table(&e);
+	r = json ? print_json(&e, db) : print_table(&e, db);
+	if (r < 0) {
+		fflush(stdout);
+		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path());
+		goto out;
+	}
 	r = SHSTKCTL_EXIT_OK;
 out:
 	explanation_free(&e);
+	shstk_db_close(db);
 	return r;
 }
