@@ -339,15 +339,18 @@ static int store(struct shstk_db *db, const char *identity, const struct shstk_d
 		 const struct current *c, int64_t now_us, bool *ret_changed)
 {
 	const char *state = shstk_state_name(res->state), *decision = shstk_decision_name(res->decision);
-	bool transition = !c->exists || strcmp(c->state, state) != 0 || strcmp(c->decision, decision) != 0 ||
-			  c->override != res->override;
+	bool moved = !c->exists || strcmp(c->state, state) != 0 || strcmp(c->decision, decision) != 0;
+	/* What decided is part of the history even when the outcome stays:
+	 * an override added or removed (its deletion already nulled the row's
+	 * reference, so the reason is what shows it), a stage change. */
+	bool transition = moved || c->override != res->override || !streq_opt(c->reason, res->reason);
 	struct shstk_db_decision d = {
 		.identity = identity,
 		.object = res->object,
 		.path = res->path[0] ? res->path : NULL,
 		.state = state,
 		.decision = decision,
-		.since_us = transition ? now_us : c->since_us,
+		.since_us = moved ? now_us : c->since_us,
 		.reason = res->reason,
 		.override = res->override,
 		.flags = res->flags,
@@ -366,9 +369,8 @@ static int store(struct shstk_db *db, const char *identity, const struct shstk_d
 	};
 	int r;
 
-	*ret_changed = transition || c->flags != res->flags;
-	if (!transition && !*ret_changed && c->object == d.object && streq_opt(c->path, d.path) &&
-	    streq_opt(c->reason, d.reason))
+	*ret_changed = moved || c->override != res->override || c->flags != res->flags;
+	if (!transition && !*ret_changed && c->object == d.object && streq_opt(c->path, d.path))
 		return 0; /* nothing to write: the common case of decide_all */
 	r = shstk_db_decision_put(db, &d);
 	if (r >= 0 && transition)

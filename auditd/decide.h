@@ -72,9 +72,10 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 
 /*
  * Re-decides @identity and stores the result: a history row when the state,
- * the decision or the override changed (or on the first decision);
- * *ret_changed (may be NULL): the published allowlist must change.  An
- * identity no executable has any more loses its decision row.
+ * the decision, the override or the reason changed (or on the first
+ * decision; since_us moves only with the state or decision); *ret_changed
+ * (may be NULL): the published allowlist must change.  An identity no
+ * executable has any more loses its decision row (with a history row).
  */
 int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
 			  bool *ret_changed);

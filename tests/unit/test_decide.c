@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the decision engine: scripted evidence to states and decisions at every stage, overrides, history. */
+#include "shstkd-fixture.h"
+
+#include "decide.h"
+#include "evidence.h"
+
+#define ID(x) "build-id:" x
+
+static struct shstk_policy *policy(enum shstk_stage stage, unsigned runs, unsigned days)
+{
+	struct shstk_policy *p = shstk_policy_default();
+
+	assert_non_null(p);
+	p->stage = stage;
+	p->clean_runs = runs;
+	p->distinct_days = days;
+	return p;
+}
+
+/* A run of @identity that ended cleanly (or as told) on day @day. */
+static int64_t run(struct shstk_db *db, const char *identity, int day, pid_t pid, const char *applied, int sig)
+{
+	struct shstk_run_obs o = { .source = "preload", .time_us = FX_T0 + day * FX_DAY_US + pid, .pid = pid,
+				   .identity = identity, .requested = applied, .applied = applied };
+	int64_t id;
+
+	assert_int_equal(shstk_record_run_start(db, &o, &id), 0);
+	assert_int_equal(shstk_record_run_end(db, id, o.time_us + 1000, 0, sig), 0);
+	return id;
+}
+
+static int64_t violate(struct shstk_db *db, const char *exe, pid_t pid, unsigned source)
+{
+	struct shstk_violation_obs o = { .source = source, .time_us = FX_T0 + pid, .pid = pid, .tid = pid,
+					 .exe = exe, .ip = 0x1000 + (uint64_t)pid, .ssp = 0x7000, .kind = "near ret" };
+	int64_t id;
+	bool created;
+
+	assert_int_equal(shstk_record_violation(db, &o, &id, &created), 0);
+	return id;
+}
+
+static const char *decision_of(struct shstk_db *db, const char *identity)
+{
+	return fx_query_text(db, "SELECT state || '/' || decision || '/' || flags FROM decisions WHERE identity = '%s'",
+			     identity);
+}
+
+static void decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t now, struct shstk_decide_stats *st)
+{
+	int r = shstk_decide_all(db, p, now, st);
+
+	if (r < 0)
+		fail_msg("decide_all: %s (%s)", strerror(-r), shstk_db_errmsg(db));
+}
+
+/* Seven executables, one per situation the engine distinguishes. */
+static void seven(struct shstk_db *db)
+{
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/cand", .build_id = "c0", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/aud", .build_id = "a0", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ver", .build_id = "b0", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/quar", .build_id = "d0", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/inel", .build_id = "e0", .verdict = "dep-unmarked" });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/jit", .build_id = "f0", .marked = true,
+					 .risks = SHSTK_RISK_JIT });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ljmp", .build_id = "1a", .marked = true,
+					 .risks = SHSTK_RISK_LONGJMP });
+	run(db, ID("a0"), 0, 10, "audit", 0);
+	run(db, ID("b0"), 0, 11, "audit", 0);
+	run(db, ID("b0"), 1, 12, "audit", 0);
+	run(db, ID("1a"), 0, 13, "audit", 0);
+	run(db, ID("1a"), 1, 14, "audit", 0);
+	violate(db, "/usr/bin/quar", 15, SHSTK_SRC_AUDIT);
+}
+
+static void test_decide_every_stage(void **state)
+{
+	static const struct {
+		enum shstk_stage stage;
+		const char *want[7];
+	} cases[] = {
+		{ SHSTK_STAGE_OFF,
+		  { "candidate/off/0", "auditing/off/0", "verified/off/0", "quarantined/off/0", "ineligible/off/0",
+		    "quarantined/off/0", "verified/off/0" } },
+		{ SHSTK_STAGE_AUDIT,
+		  { "candidate/audit/0", "auditing/audit/0", "verified/audit/2", "quarantined/off/0",
+		    "ineligible/off/0", "quarantined/off/0", "verified/audit/2" } },
+		{ SHSTK_STAGE_ENFORCE_VERIFIED,
+		  { "candidate/audit/0", "auditing/audit/0", "verified/enforce/2", "quarantined/off/0",
+		    "ineligible/off/0", "quarantined/off/0", "verified/audit/2" } },
+		{ SHSTK_STAGE_ENFORCE_MARKED,
+		  { "candidate/enforce/0", "auditing/enforce/0", "verified/enforce/2", "quarantined/off/0",
+		    "ineligible/off/0", "quarantined/off/0", "verified/audit/2" } },
+	};
+	static const char *const ids[7] = { ID("c0"), ID("a0"), ID("b0"), ID("d0"), ID("e0"), ID("f0"), ID("1a") };
+	struct shstk_db *db = fx_open();
+	struct shstk_decide_stats st;
+
+	seven(db);
+	for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+		_cleanup_policy_ struct shstk_policy *p = policy(cases[c].stage, 2, 2);
+
+		decide_all(db, p, FX_T0 + 10 * FX_DAY_US + (int64_t)c, &st);
+		assert_int_equal(st.identities, 7);
+		for (size_t i = 0; i < 7; i++)
+			if (strcmp(decision_of(db, ids[i]), cases[c].want[i]) != 0)
+				fail_msg("stage %s, %s: %s, want %s", shstk_stage_name(cases[c].stage), ids[i],
+					 decision_of(db, ids[i]), cases[c].want[i]);
+		assert_int_equal(st.by_state[SHSTK_STATE_QUARANTINED], 2);
+		/* Every stage was recorded as it came into force. */
+		assert_int_equal(fx_query(db, "SELECT count(*) FROM stage_history"), (long long)c + 1);
+		assert_string_equal(fx_query_text(db, "SELECT new_stage FROM stage_history ORDER BY id DESC"),
+				    shstk_stage_name(cases[c].stage));
+	}
+	/* The reasons name what decided. */
+	assert_string_equal(fx_query_text(db, "SELECT reason FROM decisions WHERE identity = '%s'", ID("f0")),
+			    "stage: quarantined: a violation or a disqualifying risk was recorded");
+	assert_string_equal(fx_query_text(db, "SELECT reason FROM decisions WHERE identity = '%s'", ID("1a")),
+			    "risk:longjmp: risk signal longjmp: the policy allows at most audit mode");
+	shstk_db_close(db);
+}
+
+static void test_decide_thresholds_distinct_days(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 3, 2);
+	struct shstk_db *db = fx_open();
+	struct shstk_run_obs open_run = { .source = "preload", .time_us = FX_T0, .pid = 99, .identity = ID("b0"),
+					  .applied = "audit" };
+	int64_t id;
+	bool changed;
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ver", .build_id = "b0", .marked = true });
+	/* Runs that are no evidence: shadow stack not applied, killed by
+	 * SIGSEGV, still running. */
+	run(db, ID("b0"), 0, 1, "off", 0);
+	run(db, ID("b0"), 0, 2, "unsupported", 0);
+	run(db, ID("b0"), 0, 3, "audit", 11);
+	assert_int_equal(shstk_record_run_start(db, &open_run, &id), 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("b0")), "candidate/audit/0");
+
+	/* Three clean runs on one day: enough runs, not enough days. */
+	run(db, ID("b0"), 0, 4, "audit", 0);
+	run(db, ID("b0"), 0, 5, "audit", 0);
+	run(db, ID("b0"), 0, 6, "audit", 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 1, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("b0")), "auditing/audit/0");
+	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
+			    "{\"clean_runs\":3,\"days\":1,\"runs\":7,\"violations\":0,\"hints\":0}");
+	/* Unchanged evidence: nothing changes, nothing is written. */
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 2, &changed), 0);
+	assert_false(changed);
+	assert_int_equal(fx_query(db, "SELECT count(*) FROM decision_history"), 2);
+
+	/* A fourth run on the next day (an enforce run counts too). */
+	run(db, ID("b0"), 1, 7, "enforce", 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + FX_DAY_US, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("b0")), "verified/enforce/2");
+	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
+			    "{\"clean_runs\":4,\"days\":2,\"runs\":8,\"violations\":0,\"hints\":0}");
+	shstk_db_close(db);
+}
+
+static void test_decide_violation_quarantines(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 1, 1);
+	struct shstk_db *db = fx_open();
+	int64_t v;
+	bool changed;
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ver", .build_id = "b0", .marked = true });
+	run(db, ID("b0"), 0, 1, "audit", 0);
+	decide_all(db, p, FX_T0, NULL);
+	assert_string_equal(decision_of(db, ID("b0")), "verified/enforce/2");
+
+	v = violate(db, "/usr/bin/ver", 50, SHSTK_SRC_KMSG);
+	/* kmsg lines carry no exe; this one did, through the observer's /proc read. */
+	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0 + 5, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("b0")), "quarantined/off/0");
+	assert_int_equal(fx_query(db, "SELECT violation FROM decision_history ORDER BY id DESC"), v);
+	assert_string_equal(fx_query_text(db, "SELECT old_state || '>' || new_state || ' ' || old_decision || '>' || "
+					      "new_decision || ' ' || evidence FROM decision_history ORDER BY id DESC"),
+			    "verified>quarantined enforce>off "
+			    "{\"clean_runs\":1,\"days\":1,\"runs\":1,\"violations\":1,\"hints\":0,\"violation\":1}");
+	/* Unknown violation, and one attributed to nothing. */
+	assert_int_equal(shstk_decide_violation(db, p, 12345, FX_T0, &changed), -ENOENT);
+	v = violate(db, NULL, 60, SHSTK_SRC_COREDUMP);
+	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0, &changed), 0);
+	assert_false(changed);
+	shstk_db_close(db);
+}
+
+static void test_decide_abend_hint_alone(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT, 1, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_violation_obs h = { .source = SHSTK_SRC_ABEND, .time_us = FX_T0, .pid = 77,
+					 .exe = "/usr/bin/cand" };
+	int64_t v;
+	bool created, changed;
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/cand", .build_id = "c0", .marked = true });
+	assert_int_equal(shstk_record_violation(db, &h, &v, &created), 0);
+	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0, &changed), 0);
+	assert_string_equal(decision_of(db, ID("c0")), "candidate/audit/0");
+	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history"),
+			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"hints\":1}");
+	/* Corroborated by the core-dump helper: now it quarantines. */
+	h.source = SHSTK_SRC_COREDUMP;
+	h.ip = 0x4000;
+	assert_int_equal(shstk_record_violation(db, &h, &v, &created), 0);
+	assert_false(created);
+	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0 + 1, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("c0")), "quarantined/off/0");
+	shstk_db_close(db);
+}
+
+static int64_t add_override(struct shstk_db *db, const char *match, const char *value, const char *action)
+{
+	struct shstk_db_override o = { .match = match, .value = value, .action = action, .reason = "ticket 7",
+				       .user = "alice", .uid = 1000, .time_us = FX_T0 };
+	int64_t id;
+
+	assert_int_equal(shstk_db_override_add(db, &o, &id), 0);
+	return id;
+}
+
+static void test_decide_override_wins(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT, 1, 1);
+	struct shstk_db *db = fx_open();
+	int64_t by_path, by_bid;
+
+	seven(db);
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/lib32/old", .build_id = "e1", .marked = true,
+					 .verdict = "32-bit" });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/pkgd", .build_id = "e2", .marked = true,
+					 .package = "pkg" });
+
+	/* allow beats a quarantine and the stage; deny beats verified. */
+	by_path = add_override(db, "path", "/usr/bin/qu*", "allow");
+	add_override(db, "path", "/usr/bin/ver", "deny");
+	add_override(db, "package", "pkg", "audit-only");
+	add_override(db, "path", "/usr/lib32/*", "allow");
+	add_override(db, "identity", ID("e0"), "allow"); /* ineligible (dep-unmarked): the admin vouches */
+	decide_all(db, p, FX_T0, NULL);
+	assert_string_equal(decision_of(db, ID("d0")), "quarantined/enforce/2");
+	assert_string_equal(fx_query_text(db, "SELECT reason FROM decisions WHERE identity = '%s'", ID("d0")),
+			    "override #1 (allow path=/usr/bin/qu* by alice): ticket 7");
+	assert_int_equal(fx_query(db, "SELECT override FROM decisions WHERE identity = '%s'", ID("d0")), by_path);
+	assert_string_equal(decision_of(db, ID("b0")), "verified/off/0");
+	assert_string_equal(decision_of(db, ID("e2")), "candidate/audit/2");
+	assert_string_equal(decision_of(db, ID("e1")), "ineligible/off/0"); /* the kernel refuses 32-bit */
+	assert_string_equal(decision_of(db, ID("e0")), "ineligible/enforce/2");
+
+	/* A build-id override is more specific than a path glob. */
+	by_bid = add_override(db, "build-id", "D0", "deny");
+	decide_all(db, p, FX_T0 + 1, NULL);
+	assert_string_equal(decision_of(db, ID("d0")), "quarantined/off/0");
+	assert_int_equal(fx_query(db, "SELECT override FROM decision_history WHERE identity = '%s' ORDER BY id DESC",
+				  ID("d0")),
+			 by_bid);
+
+	/* Removing them gives the policy back its say. */
+	assert_int_equal(shstk_db_override_remove(db, by_bid, NULL, NULL), 1);
+	assert_int_equal(shstk_db_override_remove(db, 0, "path", "/usr/bin/qu*"), 1);
+	assert_int_equal(shstk_db_override_remove(db, 0, "path", "/usr/bin/qu*"), 0);
+	decide_all(db, p, FX_T0 + 2, NULL);
+	assert_string_equal(decision_of(db, ID("d0")), "quarantined/off/0");
+	assert_int_equal(fx_query(db, "SELECT override IS NULL FROM decisions WHERE identity = '%s'", ID("d0")), 1);
+	assert_string_equal(fx_query_text(db, "SELECT reason FROM decision_history WHERE identity = '%s' "
+					      "ORDER BY id DESC", ID("d0")),
+			    "stage: quarantined: a violation or a disqualifying risk was recorded");
+	shstk_db_close(db);
+}
+
+static void test_decide_trust_marking_override(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 5, 3);
+	struct shstk_db *db = fx_open();
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/cand", .build_id = "c0", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/quar", .build_id = "d0", .marked = true });
+	violate(db, "/usr/bin/quar", 40, SHSTK_SRC_AUDIT);
+	add_override(db, "path", "/usr/bin/*", "trust-marking");
+	decide_all(db, p, FX_T0, NULL);
+	/* The marking stands in for evidence, without ignore-marking; a violation still outweighs it. */
+	assert_string_equal(decision_of(db, ID("c0")), "candidate/enforce/0");
+	assert_string_equal(decision_of(db, ID("d0")), "quarantined/off/0");
+	shstk_db_close(db);
+}
+
+static void test_decide_new_build_starts_over(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 1, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_decide_stats st;
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ver", .build_id = "b0", .marked = true });
+	run(db, ID("b0"), 0, 1, "audit", 0);
+	violate(db, "/usr/bin/ver", 2, SHSTK_SRC_AUDIT);
+	decide_all(db, p, FX_T0, &st);
+	assert_string_equal(decision_of(db, ID("b0")), "quarantined/off/0");
+
+	/* The package manager installed a new build at the same path. */
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ver", .build_id = "b1", .marked = true });
+	decide_all(db, p, FX_T0 + 1, &st);
+	assert_int_equal(st.identities, 1);
+	assert_int_equal(st.removed, 1);
+	assert_int_equal(st.changed, 2);
+	assert_string_equal(decision_of(db, ID("b1")), "candidate/audit/0");
+	assert_string_equal(decision_of(db, ID("b0")), "");
+	/* The old build's history ends with its removal; its evidence stays its own. */
+	assert_string_equal(fx_query_text(db, "SELECT reason FROM decision_history WHERE identity = '%s' "
+					      "ORDER BY id DESC", ID("b0")),
+			    "removed: no installed executable has this identity any more (replaced or deleted)");
+	assert_int_equal(fx_query(db, "SELECT count(*) FROM violations WHERE identity = '%s'", ID("b0")), 1);
+	/* Nothing left to remove the second time. */
+	decide_all(db, p, FX_T0 + 2, &st);
+	assert_int_equal(st.removed, 0);
+	assert_int_equal(st.changed, 0);
+	shstk_db_close(db);
+}
+
+static void test_decide_history_rows(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 2, 2);
+	struct shstk_db *db = fx_open();
+	char all[1024] = "";
+	bool changed;
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/ver", .build_id = "b0", .marked = true });
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0, &changed), 0);
+	run(db, ID("b0"), 0, 1, "audit", 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 1, &changed), 0);
+	run(db, ID("b0"), 1, 2, "audit", 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 2, &changed), 0);
+	violate(db, "/usr/bin/ver", 3, SHSTK_SRC_PTRACE);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 3, &changed), 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 4, &changed), 0);
+	assert_false(changed);
+
+	for (int i = 0; i < 4; i++)
+		strcat(all, fx_query_text(db, "SELECT (time_us - %lld) || ':' || coalesce(old_state, '-') || '>' || "
+					      "new_state || '/' || new_decision || ';' FROM decision_history "
+					      "ORDER BY id LIMIT 1 OFFSET %d",
+					  (long long)FX_T0, i));
+	assert_string_equal(all, "0:->candidate/audit;1:candidate>auditing/audit;2:auditing>verified/enforce;"
+				 "3:verified>quarantined/off;");
+	assert_int_equal(fx_query(db, "SELECT count(*) FROM decision_history"), 4);
+	/* since_us is the last transition. */
+	assert_int_equal(fx_query(db, "SELECT since_us FROM decisions"), FX_T0 + 3);
+	shstk_db_close(db);
+}
+
+static int count_override(const struct shstk_db_override *o, void *ud)
+{
+	char *s = ud;
+
+	sprintf(s + strlen(s), "%lld:%s=%s:%s:%s:%lld;", (long long)o->id, o->match, o->value, o->action,
+		o->user ? o->user : "-", (long long)o->uid);
+	return 0;
+}
+
+static void test_decide_overrides_dal(void **state)
+{
+	struct shstk_db *db = fx_open();
+	struct shstk_db_override o = { .match = "path", .value = "/usr/bin/x", .action = "deny", .reason = "r",
+				       .uid = -1, .time_us = 1 };
+	char list[512] = "";
+	int64_t a, b;
+
+	assert_int_equal(shstk_db_override_add(db, &o, &a), 0);
+	/* Same (match, value): replaced in place, same id. */
+	o.action = "allow";
+	o.user = "bob";
+	o.uid = 0;
+	assert_int_equal(shstk_db_override_add(db, &o, &b), 0);
+	assert_int_equal(a, b);
+	o.match = "package";
+	o.value = "x";
+	assert_int_equal(shstk_db_override_add(db, &o, &b), 0);
+	assert_true(b != a);
+	assert_int_equal(shstk_db_overrides_foreach(db, count_override, list), 0);
+	assert_string_equal(list, "1:path=/usr/bin/x:allow:bob:0;2:package=x:allow:bob:0;");
+	/* Refused: unknown match or action, empty value or reason. */
+	o.match = "comm";
+	assert_int_equal(shstk_db_override_add(db, &o, &b), -EINVAL);
+	o.match = "path";
+	o.action = "permit";
+	assert_int_equal(shstk_db_override_add(db, &o, &b), -EINVAL);
+	o.action = "deny";
+	o.reason = "";
+	assert_int_equal(shstk_db_override_add(db, &o, &b), -EINVAL);
+	o.reason = "r";
+	o.value = "";
+	assert_int_equal(shstk_db_override_add(db, &o, &b), -EINVAL);
+	assert_int_equal(shstk_db_override_remove(db, a, NULL, NULL), 1);
+	assert_int_equal(shstk_db_override_remove(db, a, NULL, NULL), 0);
+	list[0] = '\0';
+	assert_int_equal(shstk_db_overrides_foreach(db, count_override, list), 0);
+	assert_string_equal(list, "2:package=x:allow:bob:0;");
+	shstk_db_close(db);
+}
+
+static int stage_row(const struct shstk_db_stage_change *c, void *ud)
+{
+	char *s = ud;
+
+	sprintf(s + strlen(s), "%s>%s:%s:%lld:%s;", c->old_stage ? c->old_stage : "-", c->new_stage,
+		c->user ? c->user : "-", (long long)c->uid, c->reason ? c->reason : "-");
+	return 0;
+}
+
+static void test_decide_stage_history(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT, 1, 1);
+	struct shstk_db *db = fx_open();
+	_cleanup_free_ char *last = NULL;
+	char rows[512] = "";
+	bool rec;
+
+	assert_int_equal(shstk_db_stage_last(db, &last), 0);
+	assert_int_equal(shstk_decide_note_stage(db, p, FX_T0, "root", 0, "first roll-out", &rec), 0);
+	assert_true(rec);
+	assert_int_equal(shstk_decide_note_stage(db, p, FX_T0 + 1, "root", 0, "again", &rec), 0);
+	assert_false(rec);
+	p->stage = SHSTK_STAGE_ENFORCE_VERIFIED;
+	/* The daemon reloading the policy records the change without a user. */
+	assert_int_equal(shstk_decide_all(db, p, FX_T0 + 2, NULL), 0);
+	assert_int_equal(shstk_decide_note_stage(db, p, FX_T0 + 3, "root", 0, NULL, &rec), 0);
+	assert_false(rec);
+	assert_int_equal(shstk_db_stage_last(db, &last), 1);
+	assert_string_equal(last, "enforce-verified");
+	assert_int_equal(shstk_db_stage_history_foreach(db, stage_row, rows), 0);
+	assert_string_equal(rows, "->audit:root:0:first roll-out;"
+				  "audit>enforce-verified:-:-1:the policy in force names this stage;");
+	assert_int_equal(shstk_db_stage_record(db, &(struct shstk_db_stage_change){ .new_stage = "" }, NULL), -EINVAL);
+	shstk_db_close(db);
+}
+
+static void test_decide_compute_explains(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT, 1, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_decide_result r;
+
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/jit", .build_id = "f0", .marked = true,
+					 .risks = SHSTK_RISK_JIT });
+	assert_int_equal(shstk_decide_compute(db, p, ID("f0"), &r), 0);
+	assert_true(r.decidable);
+	assert_int_equal(r.state, SHSTK_STATE_QUARANTINED);
+	assert_int_equal(r.decision, SHSTK_DECISION_OFF);
+	assert_string_equal(r.path, "/usr/bin/jit");
+	assert_string_equal(r.evidence_json,
+			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"hints\":0,\"denied_risks\":16}");
+	/* compute writes nothing. */
+	assert_int_equal(fx_query(db, "SELECT count(*) FROM decisions"), 0);
+	assert_int_equal(shstk_decide_compute(db, p, ID("99"), &r), 0);
+	assert_false(r.decidable);
+	/* The policy ignoring the risk: no longer quarantined. */
+	p->risk_action[4] = SHSTK_RISK_ACTION_IGNORE;
+	assert_int_equal(shstk_decide_compute(db, p, ID("f0"), &r), 0);
+	assert_int_equal(r.state, SHSTK_STATE_CANDIDATE);
+	assert_int_equal(r.decision, SHSTK_DECISION_AUDIT);
+	shstk_db_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_decide_every_stage, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_thresholds_distinct_days, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_violation_quarantines, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_abend_hint_alone, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_override_wins, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_trust_marking_override, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_new_build_starts_over, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_history_rows, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_overrides_dal, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_stage_history, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_compute_explains, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
