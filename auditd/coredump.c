@@ -134,10 +134,10 @@ static void note_one(uint32_t type, const uint8_t *name, uint32_t namesz, const 
 		ci->fname[16] = 0;
 	} else if (core && type == SHSTK_NT_SIGINFO && n >= SIGINFO_ADDR + 8 && !ci->have_siginfo) {
 		ci->have_siginfo = true;
-		ci->si_signo = (int)get32(d);
-		ci->si_errno = (int)get32(d + 4);
-		ci->si_code = (int)get32(d + 8);
-		ci->si_addr = get64(d + SIGINFO_ADDR);
+		ci->info_signo = (int)get32(d);
+		ci->info_errno = (int)get32(d + 4);
+		ci->info_code = (int)get32(d + 8);
+		ci->info_addr = get64(d + SIGINFO_ADDR);
 	} else if (core && type == SHSTK_NT_FILE && !ci->files) {
 		ci->files = d;
 		ci->files_len = n;
@@ -268,7 +268,7 @@ int shstk_core_file_at(const struct shstk_core_info *info, uint64_t addr, char *
 
 bool shstk_core_is_cp(const struct shstk_core_info *info)
 {
-	return info->have_siginfo && info->si_signo == 11 && info->si_code == SHSTK_SEGV_CPERR;
+	return info->have_siginfo && info->info_signo == 11 && info->info_code == SHSTK_SEGV_CPERR;
 }
 
 int shstk_core_expand(const char *word, const struct shstk_core_specs *s, char **ret, bool *ret_pid_used)

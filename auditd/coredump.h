@@ -34,8 +34,8 @@ struct shstk_core_info {
 	pid_t pid;              /* pr_pid of the first (the dumping) thread */
 	int signo;              /* pr_cursig */
 	uint64_t rip, rsp;
-	int si_signo, si_errno, si_code;
-	uint64_t si_addr;
+	int info_signo, info_errno, info_code;
+	uint64_t info_addr;
 	uint64_t ssp;           /* NT_X86_SHSTK of the dumping thread */
 	char fname[17];         /* pr_fname */
 	/* NT_FILE desc inside the parsed buffer, for shstk_core_file_at() */

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * shstkd: watches for shadow-stack violations (audit netlink, /dev/kmsg, the
+ * core-dump helper) and process starts (the preload's event socket), records
+ * them, re-decides the binaries concerned and publishes the allowlist.  One
+ * thread, one epoll loop; signals through a signalfd, so a transaction is
+ * never interrupted; a timerfd only while a publication is pending or a
+ * watchdog is asked for, so an idle daemon never wakes up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "coredump.h"
+#include "decide.h"
+#include "shstkd.h"
+
+#if HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+#else
+/* Without libsystemd there is no manager to notify. */
+static int sd_notify(int unset, const char *s)
+{
+	return 0;
+}
+_printf_(2, 3) static int sd_notifyf(int unset, const char *fmt, ...)
+{
+	return 0;
+}
+static int sd_watchdog_enabled(int unset, uint64_t *usec)
+{
+	return 0;
+}
+#endif
+
+#define DEFAULT_EVENTS SHSTK_RUNDIR "/events"
+#define DEFAULT_PIDFILE SHSTK_RUNDIR "/shstkd.pid"
+#define CORE_PATTERN "/proc/sys/kernel/core_pattern"
+#define CORE_SAVED SHSTK_STATEDIR "/core_pattern.saved"
+#define META_CORE_SAVED "coredump.saved_pattern"
+#define HELPER_PATH SHSTK_LIBEXECDIR "/shstk-coredump"
+
+static int64_t clock_us(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t shstkd_now_us(void)
+{
+	return clock_us(CLOCK_REALTIME);
+}
+
+void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+#if HAVE_SYSTEMD
+	if (d && d->o.journal) {
+		sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio, NULL);
+		return;
+	}
+#endif
+	fprintf(stderr, "shstkd: %s\n", msg);
+}
+
+int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? negerrno() : 0;
+}
+
+/* The timer fires at the publication deadline or the watchdog, whichever is first. */
+static void arm_timer(struct shstkd *d)
+{
+	struct itimerspec its = { 0 };
+	int64_t deadline = shstk_publisher_next_deadline_us(&d->pub);
+	uint64_t wd;
+
+	if (sd_watchdog_enabled(0, &wd) > 0) {
+		int64_t w = clock_us(CLOCK_MONOTONIC) + (int64_t)wd / 2;
+
+		if (w < deadline)
+			deadline = w;
+	}
+	if (deadline != INT64_MAX) {
+		if (deadline <= 0)
+			deadline = 1;
+		its.it_value.tv_sec = deadline / 1000000;
+		its.it_value.tv_nsec = (deadline % 1000000) * 1000;
+	}
+	(void)timerfd_settime(d->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+void shstkd_request_publish(struct shstkd *d)
+{
+	shstk_publisher_request(&d->pub, clock_us(CLOCK_MONOTONIC));
+	arm_timer(d);
+}
+
+static void publish_now(struct shstkd *d)
+{
+	uint64_t gen = 0;
+	int64_t now = clock_us(CLOCK_MONOTONIC);
+	int r;
+
+	if (d->dirty_all) {
+		struct shstk_decide_stats st;
+
+		r = shstk_decide_all(d->db, d->policy, shstkd_now_us(), &st);
+		if (r < 0)
+			shstkd_log(d, LOG_ERR, "decisions: %s: %s", strerror(-r), shstk_db_errmsg(d->db));
+		else
+			d->dirty_all = false;
+	}
+	r = shstk_publish(d->db, d->policy, d->policy->allowlist, &gen);
+	if (r < 0) {
+		shstkd_log(d, LOG_ERR, "%s: cannot publish: %s", d->policy->allowlist, strerror(-r));
+		shstk_publisher_failed(&d->pub, now);
+		return;
+	}
+	d->n_published++;
+	shstk_publisher_done(&d->pub, now);
+	sd_notifyf(0, "STATUS=allowlist generation %" PRIu64 ", %" PRIu64 " violations, %" PRIu64 " runs", gen,
+		   d->n_violations, d->n_runs);
+}
+
+static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o, int64_t id, bool created)
+{
+	static const char *const names[] = { "audit", "kmsg", "coredump", "ptrace", "abend" };
+	const char *src = "?";
+
+	for (unsigned i = 0; i < ELEMENTSOF(names); i++)
+		if (o->source == 1u << i)
+			src = names[i];
+#if HAVE_SYSTEMD
+	if (d->o.journal) {
+		sd_journal_send("MESSAGE=shadow-stack violation: %s (pid %d) ip 0x%" PRIx64 " %s%s (%s%s)",
+				o->exe ? o->exe : o->comm ? o->comm : "?", (int)o->pid, o->ip,
+				o->ip_object ? "in " : "", o->ip_object ? o->ip_object : "", src,
+				created ? "" : ", corroborates", "MESSAGE_ID=" SHSTKD_MID_VIOLATION, "PRIORITY=%d",
+				o->source == SHSTK_SRC_ABEND ? LOG_NOTICE : LOG_WARNING, "SHSTK_VIOLATION=%lld",
+				(long long)id, "SHSTK_SOURCE=%s", src, "SHSTK_PID=%d", (int)o->pid, "SHSTK_EXE=%s",
+				o->exe ? o->exe : "", "SHSTK_COMM=%s", o->comm ? o->comm : "", "SHSTK_IP=0x%" PRIx64,
+				o->ip, "SHSTK_SSP=0x%" PRIx64, o->ssp, "SHSTK_KIND=%s", o->kind ? o->kind : "",
+				"SHSTK_MODE=%s", o->mode ? o->mode : "", "SHSTK_ACTION=%s", o->action ? o->action : "",
+				"SHSTK_IP_OBJECT=%s", o->ip_object ? o->ip_object : "", NULL);
+		return;
+	}
+#endif
+	shstkd_log(d, LOG_WARNING, "shadow-stack violation %lld: %s (pid %d) ip 0x%" PRIx64 " %s%s (%s%s)",
+		   (long long)id, o->exe ? o->exe : o->comm ? o->comm : "?", (int)o->pid, o->ip,
+		   o->ip_object ? "in " : "", o->ip_object ? o->ip_object : "", src, created ? "" : ", corroborates");
+}
+
+void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o)
+{
+	char ipbuf[4096], retbuf[4096];
+	int64_t id = 0;
+	bool created = false, changed = false;
+	int r;
+
+	shstk_maps_attribute(o, ipbuf, retbuf, sizeof(ipbuf));
+	r = shstk_record_violation(d->db, o, &id, &created);
+	if (r < 0) {
+		shstkd_log(d, LOG_ERR, "cannot record a violation of pid %d: %s: %s", (int)o->pid, strerror(-r),
+			   shstk_db_errmsg(d->db));
+		return;
+	}
+	d->n_violations += created;
+	log_violation(d, o, id, created);
+	r = shstk_decide_violation(d->db, d->policy, id, shstkd_now_us(), &changed);
+	if (r < 0)
+		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));
+	if (changed)
+		shstkd_request_publish(d);
+}
+
+/* SIGHUP: a policy that does not parse is reported and the old one stays. */
+static void reload_policy(struct shstkd *d)
+{
+	struct shstk_policy_errors errs = { 0 };
+	struct shstk_policy *p = NULL;
+	int r;
+
+	if (!d->o.policy_path || access(d->o.policy_path, F_OK) < 0)
+		p = shstk_policy_default();
+	else {
+		r = shstk_policy_load(d->o.policy_path, &p, &errs);
+		if (r < 0) {
+			for (size_t i = 0; i < errs.n; i++)
+				shstkd_log(d, LOG_ERR, "%s:%u:%u: %s", d->o.policy_path, errs.e[i].line, errs.e[i].column,
+					   errs.e[i].msg);
+			shstkd_log(d, LOG_ERR, "%s: %s; the policy in force stays", d->o.policy_path,
+				   r == -EBADMSG ? "invalid policy" : strerror(-r));
+			return;
+		}
+	}
+	if (!p)
+		return;
+	/* Where the database and the allowlist are is fixed for the daemon's life. */
+	free(p->database);
+	free(p->allowlist);
+	p->database = strdup(d->policy->database);
+	p->allowlist = strdup(d->policy->allowlist);
+	if (!p->database || !p->allowlist) {
+		shstk_policy_free(p);
+		return;
+	}
+	shstk_policy_free(d->policy);
+	d->policy = p;
+	d->dirty_all = true;
+	shstkd_log(d, LOG_INFO, "policy reloaded (stage %s)", shstk_stage_name(p->stage));
+	shstkd_request_publish(d);
+}
+
+static void sig_ready(struct shstkd *d, struct shstkd_watch *w)
+{
+	struct signalfd_siginfo si;
+
+	while (read(w->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIi64, clock_us(CLOCK_MONOTONIC));
+			reload_policy(d);
+			sd_notify(0, "READY=1");
+		} else if (si.ssi_signo == SIGUSR1) {
+			/* The core-dump helper recorded a violation: re-decide. */
+			d->dirty_all = true;
+			shstkd_request_publish(d);
+		} else {
+			d->quit = true;
+		}
+	}
+}
+
+static void timer_ready(struct shstkd *d, struct shstkd_watch *w)
+{
+	uint64_t n;
+
+	(void)read(w->fd, &n, sizeof(n));
+	if (sd_watchdog_enabled(0, NULL) > 0)
+		sd_notify(0, "WATCHDOG=1");
+	if (shstk_publisher_due(&d->pub, clock_us(CLOCK_MONOTONIC)))
+		publish_now(d);
+	arm_timer(d);
+}
+
+static int read_boot_id(char *buf, size_t size)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (!f || !fgets(buf, (int)size, f))
+		return -EIO;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+static int setup_loop(struct shstkd *d)
+{
+	sigset_t ss;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+		return negerrno();
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->sig.fd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->epfd < 0 || d->sig.fd < 0 || d->timer.fd < 0)
+		return negerrno();
+	d->sig.ready = sig_ready;
+	d->timer.ready = timer_ready;
+	if (shstkd_epoll_add(d, &d->sig) < 0 || shstkd_epoll_add(d, &d->timer) < 0)
+		return negerrno();
+	return 0;
+}
+
+/* Attaches the watchers; one that cannot attach is reported, not fatal. */
+static unsigned attach(struct shstkd *d)
+{
+	unsigned n = 0;
+	int r;
+
+	if (!d->o.no_audit) {
+		r = shstkd_audit_open(d);
+		if (r < 0)
+			shstkd_log(d, LOG_WARNING, "audit socket: %s (CAP_AUDIT_READ?); no audit records", strerror(-r));
+		n += r >= 0;
+	}
+	if (!d->o.no_kmsg) {
+		r = shstkd_kmsg_open(d);
+		if (r < 0)
+			shstkd_log(d, LOG_WARNING, "/dev/kmsg: %s; no kernel log", strerror(-r));
+		n += r >= 0;
+	}
+	if (!d->o.no_events) {
+		r = shstkd_events_open(d);
+		if (r < 0)
+			shstkd_log(d, LOG_WARNING, "%s: %s; process starts are not counted", d->o.events_path,
+				   strerror(-r));
+		n += r >= 0;
+	}
+	return n;
+}
+
+static int load_policy(const char *path, struct shstk_policy **ret, bool print_ok)
+{
+	struct shstk_policy_errors errs = { 0 };
+	int r;
+
+	if (!path || access(path, F_OK) < 0) {
+		*ret = shstk_policy_default();
+		return *ret ? 0 : -ENOMEM;
+	}
+	r = shstk_policy_load(path, ret, &errs);
+	if (r == -EBADMSG)
+		shstk_policy_errors_print(&errs, path, stderr);
+	else if (r < 0)
+		fprintf(stderr, "shstkd: %s: %s\n", path, strerror(-r));
+	else if (print_ok)
+		printf("%s: ok\n", path);
+	return r;
+}
+
+static void write_pidfile(void)
+{
+	_cleanup_fclose_ FILE *f = fopen(DEFAULT_PIDFILE, "we");
+
+	if (f)
+		fprintf(f, "%d\n", (int)getpid());
+}
+
+static int run(struct shstkd *d)
+{
+	int r;
+
+	r = shstk_db_open(d->policy->database, 0, &d->db);
+	if (r < 0) {
+		shstkd_log(d, LOG_ERR, "%s: cannot open the database: %s", d->policy->database, strerror(-r));
+		return r;
+	}
+	if (read_boot_id(d->boot_id, sizeof(d->boot_id)) < 0)
+		snprintf(d->boot_id, sizeof(d->boot_id), "unknown");
+	d->boot_us = clock_us(CLOCK_REALTIME) - clock_us(CLOCK_MONOTONIC);
+	shstk_publisher_init(&d->pub, 0, 0, 0);
+	r = setup_loop(d);
+	if (r < 0) {
+		shstkd_log(d, LOG_ERR, "event loop: %s", strerror(-r));
+		return r;
+	}
+	sd_notify(0, "STATUS=deciding");
+	d->dirty_all = true;
+	publish_now(d); /* the allowlist exists before anyone waits on us */
+	if (attach(d) == 0 && !(d->o.no_audit && d->o.no_kmsg && d->o.no_events)) {
+		shstkd_log(d, LOG_ERR, "no watcher could attach");
+		return -ENODEV;
+	}
+	if (access(SHSTK_RUNDIR, W_OK) == 0)
+		write_pidfile();
+	sd_notify(0, "READY=1\nSTATUS=watching");
+	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);
+	while (!d->quit) {
+		struct epoll_event ev[16];
+		int n = epoll_wait(d->epfd, ev, ELEMENTSOF(ev), -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		for (int i = 0; i < n && !d->quit; i++) {
+			struct shstkd_watch *w = ev[i].data.ptr;
+
+			w->ready(d, w);
+		}
+	}
+	sd_notify(0, "STOPPING=1");
+	if (d->pub.pending)
+		publish_now(d);
+	return 0;
+}
+
+static int hook(bool install, const char *db_path)
+{
+	_cleanup_free_ char *pattern = NULL, *prev = NULL;
+	struct shstk_db *db = NULL;
+	int r;
+
+	if (install) {
+		r = shstk_core_hook_pattern(HELPER_PATH, &pattern);
+		if (r >= 0)
+			r = shstk_core_hook_install(CORE_PATTERN, CORE_SAVED, pattern, &prev);
+	} else {
+		r = shstk_core_hook_remove(CORE_PATTERN, CORE_SAVED, &prev);
+	}
+	if (r == -EEXIST) {
+		printf("core-dump hook already installed (previous pattern: %s)\n", prev ? prev : "?");
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "shstkd: %s the core-dump hook: %s\n", install ? "cannot install" : "cannot remove",
+			r == -ENOENT && !install ? "not installed (no saved pattern)" : strerror(-r));
+		return r;
+	}
+	/* The database keeps a copy for `shstkctl` and for the record. */
+	if (shstk_db_open(db_path, 0, &db) >= 0) {
+		(void)shstk_db_meta_set(db, META_CORE_SAVED, install ? prev : "");
+		shstk_db_close(db);
+	}
+	printf("%s: %s\n", install ? "installed; previous pattern saved" : "removed; restored", prev);
+	return 0;
+}
+
+static void help(void)
+{
+	printf("Usage: shstkd [OPTIONS]\n"
+	       "\n"
+	       "The shstk-policy daemon.  Watches for shadow-stack violations (kernel audit\n"
+	       "records, the kernel log, core dumps) and for process starts announced by\n"
+	       "libshstk_preload.so, records them in the database, re-decides the binaries\n"
+	       "concerned under the policy and publishes the allowlist (atomically, within\n"
+	       "100 ms of the event).  Runs in the foreground; under systemd as Type=notify.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -c, --config=FILE        policy file (default " SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME
+	       ";\n"
+	       "                           the built-in policy when it does not exist)\n"
+	       "  -n, --check              check the policy file, print errors as FILE:LINE:COLUMN, exit\n"
+	       "      --db=FILE            database (default: the policy's, " SHSTK_STATEDIR "/shstk.db)\n"
+	       "      --allowlist=FILE     allowlist to publish (default: the policy's)\n"
+	       "      --events-socket=PATH the preload's event socket (default " DEFAULT_EVENTS ")\n"
+	       "      --no-audit           do not join the audit multicast group\n"
+	       "      --no-kmsg            do not read /dev/kmsg\n"
+	       "      --no-events          do not listen for the preload's events\n"
+	       "      --install-coredump-hook  save /proc/sys/kernel/core_pattern and route core\n"
+	       "                           dumps through " HELPER_PATH ",\n"
+	       "                           which passes each core on to the saved pattern unchanged\n"
+	       "      --remove-coredump-hook   restore the saved core_pattern exactly\n"
+	       "  -h, --help               this text\n"
+	       "  -V, --version            the version\n"
+	       "\n"
+	       "Signals: SIGHUP reloads the policy (an invalid one is logged with its line and\n"
+	       "the one in force stays); SIGTERM and SIGINT finish the current transaction,\n"
+	       "publish what is pending and exit; SIGUSR1 re-decides everything (sent by the\n"
+	       "core-dump helper).\n"
+	       "\n"
+	       "Violations are logged with MESSAGE_ID=" SHSTKD_MID_VIOLATION ":\n"
+	       "  journalctl MESSAGE_ID=" SHSTKD_MID_VIOLATION "\n"
+	       "\n"
+	       "Capabilities: CAP_AUDIT_READ (audit records), CAP_SYSLOG (/dev/kmsg),\n"
+	       "CAP_SYS_PTRACE (maps and shadow stacks of other users' processes),\n"
+	       "CAP_DAC_READ_SEARCH (scanning).\n"
+	       "\n"
+	       "Exit status: 0 stopped cleanly or the policy is valid (-n); 1 an error.\n");
+}
+
+enum { OPT_DB = 256, OPT_ALLOWLIST, OPT_EVENTS, OPT_NO_AUDIT, OPT_NO_KMSG, OPT_NO_EVENTS, OPT_INSTALL, OPT_REMOVE };
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "allowlist", required_argument, NULL, OPT_ALLOWLIST },
+		{ "events-socket", required_argument, NULL, OPT_EVENTS },
+		{ "no-audit", no_argument, NULL, OPT_NO_AUDIT },
+		{ "no-kmsg", no_argument, NULL, OPT_NO_KMSG },
+		{ "no-events", no_argument, NULL, OPT_NO_EVENTS },
+		{ "install-coredump-hook", no_argument, NULL, OPT_INSTALL },
+		{ "remove-coredump-hook", no_argument, NULL, OPT_REMOVE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	struct shstkd d = { .o.policy_path = SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME, .o.events_path = DEFAULT_EVENTS,
+			    .epfd = -1, .kmsg.fd = -1, .audit.fd = -1, .events.fd = -1 };
+	bool check = false;
+	int c, r, hook_op = 0;
+
+	while ((c = getopt_long(argc, argv, "c:nhV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'c': d.o.policy_path = optarg; break;
+		case 'n': check = true; break;
+		case OPT_DB: d.o.db_path = optarg; break;
+		case OPT_ALLOWLIST: d.o.allowlist_path = optarg; break;
+		case OPT_EVENTS: d.o.events_path = optarg; break;
+		case OPT_NO_AUDIT: d.o.no_audit = true; break;
+		case OPT_NO_KMSG: d.o.no_kmsg = true; break;
+		case OPT_NO_EVENTS: d.o.no_events = true; break;
+		case OPT_INSTALL: hook_op = 1; break;
+		case OPT_REMOVE: hook_op = 2; break;
+		case 'h': help(); return 0;
+		case 'V': printf("shstkd %s\n", SHSTK_VERSION); return 0;
+		default: return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "shstkd: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	r = load_policy(d.o.policy_path, &d.policy, check);
+	if (check || r < 0)
+		return r < 0 ? 1 : 0;
+	if ((d.o.db_path && (free(d.policy->database), !(d.policy->database = strdup(d.o.db_path)))) ||
+	    (d.o.allowlist_path && (free(d.policy->allowlist), !(d.policy->allowlist = strdup(d.o.allowlist_path)))))
+		return 1;
+	if (hook_op)
+		return hook(hook_op == 1, d.policy->database) < 0 ? 1 : 0;
+#if HAVE_SYSTEMD
+	/* Under systemd stderr is a journal stream: use structured entries instead. */
+	d.o.journal = getenv("JOURNAL_STREAM") != NULL;
+#endif
+	r = run(&d);
+	shstkd_events_close(&d);
+	if (d.db)
+		shstk_db_close(d.db);
+	shstk_policy_free(d.policy);
+	return r < 0 ? 1 : 0;
+}

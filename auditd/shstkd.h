@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * shstkd's internal interfaces: the daemon state shared by the event loop
+ * (shstkd.c) and the watchers (watch-kmsg.c, watch-audit.c, events.c), and
+ * the helpers they share (logging, attribution from /proc, the census).
+ */
+#ifndef SHSTKD_H
+#define SHSTKD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "db.h"
+#include "evidence.h"
+#include "policy.h"
+#include "publish.h"
+
+/* MESSAGE_ID of the journal entry for a violation: `journalctl MESSAGE_ID=…` lists them. */
+#define SHSTKD_MID_VIOLATION "6b0e3d51c6a94f0f9e2b7a4c1d8f3e27"
+
+struct shstkd;
+
+/* One file descriptor in the epoll set and what to do when it is readable. */
+struct shstkd_watch {
+	int fd;
+	void (*ready)(struct shstkd *d, struct shstkd_watch *w);
+	/* pidfd watches (events.c) */
+	pid_t pid;
+	int64_t run;
+	char identity[160];
+	struct shstkd_watch *next;
+};
+
+struct shstkd_opts {
+	const char *policy_path;
+	const char *db_path;        /* NULL: the policy's */
+	const char *allowlist_path; /* NULL: the policy's */
+	const char *events_path;
+	bool no_audit, no_kmsg, no_events;
+	bool journal;               /* log through sd_journal (under systemd) */
+};
+
+struct shstkd {
+	struct shstkd_opts o;
+	struct shstk_db *db;
+	struct shstk_policy *policy;
+	struct shstk_publisher pub;
+	int epfd;
+	struct shstkd_watch kmsg, audit, events, sig, timer;
+	struct shstkd_watch *pidfds; /* followed processes */
+	unsigned n_pidfds;
+	char boot_id[40];
+	uint64_t kmsg_last_seq;     /* of this boot; kmsg_have_seq false: none */
+	bool kmsg_have_seq;
+	int64_t boot_us;            /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	bool quit, dirty_all;
+	uint64_t n_violations, n_runs, n_published, n_ignored;
+};
+
+_printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
+/* Records @o, re-decides, requests publication and logs it with SHSTKD_MID_VIOLATION. */
+void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o);
+/* Re-decides everything and asks for a publication. */
+void shstkd_request_publish(struct shstkd *d);
+int64_t shstkd_now_us(void);
+int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
+
+int shstkd_kmsg_open(struct shstkd *d);
+int shstkd_audit_open(struct shstkd *d);
+int shstkd_events_open(struct shstkd *d);
+void shstkd_events_close(struct shstkd *d);
+
+/* maps.c: attribution of an address of a live process from /proc/PID/maps. */
+int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint64_t *ret_offset);
+/* The 8 bytes at the top of the shadow stack (the expected return address):
+ * pread of /proc/PID/mem at @ssp.  Needs ptrace access (CAP_SYS_PTRACE). */
+int shstk_maps_read_ret(pid_t pid, uint64_t ssp, uint64_t *ret);
+/* Fills ip_object/ret_* of @o from /proc while the process lives; the
+ * strings go to @ipbuf/@retbuf. */
+void shstk_maps_attribute(struct shstk_violation_obs *o, char *ipbuf, char *retbuf, size_t bufsz);
+
+/* census.c: every process's shadow-stack state from /proc/PID/status. */
+struct shstk_census_entry {
+	pid_t pid;
+	char comm[64];
+	char features[128];        /* x86_Thread_features: of the main thread */
+	char locked[128];          /* x86_Thread_features_locked: */
+	bool has_fields;           /* the kernel shows the lines at all */
+	int64_t violations;        /* x86_Thread_shstk_violations: summed over threads, -1 if absent */
+	char exe[4096];
+};
+int shstk_census(int (*cb)(const struct shstk_census_entry *e, void *ud), void *ud);
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The audit watcher: a NETLINK_AUDIT socket in the read-only multicast group
+ * AUDIT_NLGRP_READLOG (include/uapi/linux/audit.h; needs CAP_AUDIT_READ).
+ * Unlike the unicast channel it does not take the audit daemon's place, so
+ * it works beside auditd, journald's audit reader, or nothing.
+ */
+#include <errno.h>
+#include <linux/netlink.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "parse-audit.h"
+#include "shstkd.h"
+
+#define SHSTK_AUDIT_NLGRP_READLOG 1
+
+static void handle_msg(struct shstkd *d, const struct nlmsghdr *h)
+{
+	struct shstk_audit_record ar;
+	struct shstk_violation_obs o;
+	struct shstk_err err = { "" };
+	int r;
+
+	if (h->nlmsg_type != SHSTK_AUDIT_ANOM_CTRL_PROT && h->nlmsg_type != SHSTK_AUDIT_ANOM_ABEND)
+		return;
+	r = shstk_audit_parse(NLMSG_DATA(h), h->nlmsg_len - NLMSG_HDRLEN, h->nlmsg_type, &ar, &err);
+	if (r < 0) {
+		shstkd_log(d, LOG_WARNING, "audit: bad record of type %u: %s", h->nlmsg_type, err.msg);
+		return;
+	}
+	if (r == 0 || !shstk_audit_is_violation(&ar))
+		return;
+	shstk_audit_to_obs(&ar, &o);
+	shstkd_violation(d, &o);
+}
+
+static void audit_ready(struct shstkd *d, struct shstkd_watch *w)
+{
+	/* Records are at most MAX_AUDIT_MESSAGE_LENGTH (8970) bytes. */
+	static char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+	for (;;) {
+		struct sockaddr_nl from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(w->fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				shstkd_log(d, LOG_WARNING, "audit: records were lost (socket buffer overrun)");
+				continue;
+			}
+			if (errno != EAGAIN)
+				shstkd_log(d, LOG_ERR, "audit: recv: %m");
+			return;
+		}
+		/* Only the kernel (port 0) speaks for the kernel. */
+		if (fl != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
+			continue;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
+			handle_msg(d, h);
+	}
+}
+
+int shstkd_audit_open(struct shstkd *d)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1u << (SHSTK_AUDIT_NLGRP_READLOG - 1) };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_AUDIT);
+	int size = 1 << 20;
+
+	if (fd < 0)
+		return negerrno();
+	/* A burst of records must not overflow the default 200 KiB. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = negerrno();
+
+		close(fd);
+		return r;
+	}
+	d->audit.fd = fd;
+	d->audit.ready = audit_ready;
+	return shstkd_epoll_add(d, &d->audit);
+}
