@@ -15,6 +15,9 @@ SHSTKCTL_CMD(allowlist);
 SHSTKCTL_CMD(decisions);
 SHSTKCTL_CMD(deny);
 SHSTKCTL_CMD(explain);
+SHSTKCTL_CMD(export);
+SHSTKCTL_CMD(gate);
+SHSTKCTL_CMD(import);
 SHSTKCTL_CMD(policy);
 SHSTKCTL_CMD(preload);
 SHSTKCTL_CMD(ps);
@@ -23,6 +26,7 @@ SHSTKCTL_CMD(reset);
 SHSTKCTL_CMD(scan);
 SHSTKCTL_CMD(stage);
 SHSTKCTL_CMD(status);
+SHSTKCTL_CMD(verify);
 SHSTKCTL_CMD(violations);
 
 #endif

@@ -25,6 +25,9 @@ static const struct command commands[] = {
 	{ "decisions", cmd_decisions, "every decided executable: state, decision, reason" },
 	{ "deny", cmd_deny, "override: keep shadow stacks off for a binary, package or build" },
 	{ "explain", cmd_explain, "why a binary is or is not eligible for a shadow stack" },
+	{ "export", cmd_export, "write the evidence (runs, violations, decisions) as a JSON bundle" },
+	{ "gate", cmd_gate, "packager's gate: fail RPMs that ship binaries wrongly marked SHSTK" },
+	{ "import", cmd_import, "merge an evidence bundle from another machine" },
 	{ "policy", cmd_policy, "check a policy file, show the policy in force" },
 	{ "preload", cmd_preload, "enable or disable the preload in /etc/ld.so.preload" },
 	{ "ps", cmd_ps, "running processes: marking, decision, what the kernel enabled" },
@@ -33,6 +36,7 @@ static const struct command commands[] = {
 	{ "scan", cmd_scan, "audit the installed binaries into the database" },
 	{ "stage", cmd_stage, "show or set the rollout stage (with a dry run)" },
 	{ "status", cmd_status, "stage, decision counts, daemon health, last scan and violation" },
+	{ "verify", cmd_verify, "run a command tree with shadow stacks forced on, under ptrace" },
 	{ "violations", cmd_violations, "the shadow-stack violations recorded, for review" },
 };
 

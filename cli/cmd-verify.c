@@ -1,0 +1,837 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* shstkctl verify: run a command tree with shadow stacks forced on, under ptrace, and record every violation. */
+#include <elf.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "allowlist.h"
+#include "commands.h"
+#include "common.h"
+#include "config.h"
+#include "elfinfo.h"
+#include "evidence.h"
+
+/* ABI constants, defined here so that the file builds with any kernel headers:
+ * arch/x86/include/uapi/asm/prctl.h, include/uapi/linux/elf.h,
+ * include/uapi/asm-generic/siginfo.h. */
+#define VERIFY_ARCH_SHSTK_ENABLE 0x5001
+#define VERIFY_ARCH_SHSTK_STATUS 0x5005
+#define VERIFY_ARCH_SHSTK_SHSTK (1ULL << 0)
+#define VERIFY_NT_X86_SHSTK 0x204
+#define VERIFY_SEGV_CPERR 10
+
+/* Exit codes beyond the common ones (documented in help()). */
+enum {
+	VERIFY_EXIT_VIOLATION = 4,
+	VERIFY_EXIT_NO_CET = 5,
+	VERIFY_EXIT_INTERNAL = 125,
+	VERIFY_EXIT_NOEXEC = 126,
+	VERIFY_EXIT_NOTFOUND = 127,
+};
+
+#define MAX_VIOLATIONS_SHOWN 64
+
+struct verify_opts {
+	const char *mode;
+	const char *preload;
+};
+
+/* One traced task (a thread or a process's main thread). */
+struct task {
+	pid_t tid, tgid;
+	int64_t run; /* the run of its process image (0: not recorded) */
+	bool in_exit;
+};
+
+struct violation_seen {
+	pid_t pid, tid;
+	char exe[256];
+	char ip_obj[256], ret_obj[256];
+	uint64_t ip, ip_off, ret, ret_off, ssp;
+	bool have_ssp;
+};
+
+struct verify_state {
+	struct shstk_db *db;
+	const struct verify_opts *o;
+	struct task *tasks;
+	size_t n_tasks, cap_tasks;
+	pid_t root;
+	int root_status; /* waitpid status of the root process */
+	bool root_done;
+	unsigned processes, execs, violations;
+	struct violation_seen seen[MAX_VIOLATIONS_SHOWN];
+	int db_errors;
+};
+
+static void help(void)
+{
+	fputs("Usage: shstkctl verify [--mode enforce|audit] [--preload PATH] [--db PATH] -- COMMAND [ARGS...]\n"
+	      "\n"
+	      "Runs COMMAND (a test suite, a program) and every process it starts with a\n"
+	      "shadow stack forced on through the preload's override (LD_PRELOAD, and\n"
+	      "SHSTK_POLICY=MODE with a private allowlist that allows overrides), and follows\n"
+	      "every fork, vfork, clone and exec with ptrace.  A control-protection fault\n"
+	      "(SIGSEGV with si_code SEGV_CPERR) is read with PTRACE_GETSIGINFO, the shadow-\n"
+	      "stack pointer with PTRACE_GETREGSET (NT_X86_SHSTK) and the expected return\n"
+	      "address from the top of the shadow stack; both addresses are attributed to\n"
+	      "object+offset through /proc/PID/maps.  The signal is then delivered as it\n"
+	      "would have been.  Every process image is recorded as a run (source 'verify')\n"
+	      "and every violation as evidence (source ptrace) in the database.  A summary\n"
+	      "goes to stderr; the command's own output is left alone.\n"
+	      "\n"
+	      "In audit mode the kernel keeps a violating thread alive and sends no signal;\n"
+	      "violations are then counted from x86_Thread_shstk_violations: (the project's\n"
+	      "kernel) when each thread exits, without addresses.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --mode MODE     'enforce' (default) or 'audit'\n"
+	      "  --preload PATH  the preload library (default " SHSTK_LIBDIR "/libshstk_preload.so)\n"
+	      "  --db PATH       the database (see 'shstkctl --help' for the default)\n"
+	      "  -h, --help      this help\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0    the command exited 0 and no violation happened\n"
+	      "  4    at least one shadow-stack violation (whatever the command's status)\n"
+	      "  5    this machine has no user shadow stacks (kernel or CPU): nothing verified\n"
+	      "  N    otherwise the command's own status (128+SIG when killed by SIG); a\n"
+	      "       command that itself exits 4 or 5 is told apart by the summary line\n"
+	      "  2    usage error\n"
+	      "  125  verify itself failed (no preload, database, ptrace)\n"
+	      "  126  COMMAND is not executable; 127 COMMAND not found\n"
+	      "\n"
+	      "Examples:\n"
+	      "  shstkctl verify -- make check\n"
+	      "  shstkctl verify --mode audit -- ./run-tests.sh\n",
+	      stdout);
+}
+
+/* ---- does this machine have user shadow stacks? --------------------------- */
+
+/*
+ * The probe runs in a forked child and enables the shadow stack with raw
+ * inline system calls: a function that enabled it could not return (its
+ * return address is not on the new shadow stack), so the child leaves
+ * through exit_group in the same asm sequence.  Exit code: 0 enabled,
+ * 100 + errno of STATUS, else errno of ENABLE.
+ */
+__attribute__((noreturn, no_sanitize("address", "undefined"))) static void cet_probe_child(void)
+{
+	unsigned long long features = 0;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_arch_prctl), "D"((long)VERIFY_ARCH_SHSTK_STATUS), "S"(&features)
+			 : "rcx", "r11", "memory");
+	if (r < 0) {
+		__asm__ volatile("syscall" ::"a"((long)SYS_exit_group), "D"(100 + ((-r) & 0x7f))
+				 : "rcx", "r11", "memory");
+		__builtin_unreachable();
+	}
+	__asm__ volatile("syscall\n\t"
+			 "mov %%rax, %%rdi\n\t"
+			 "neg %%rdi\n\t"
+			 "and $0x7f, %%rdi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall"
+			 :
+			 : "a"((long)SYS_arch_prctl), "D"((long)VERIFY_ARCH_SHSTK_ENABLE),
+			   "S"((long)VERIFY_ARCH_SHSTK_SHSTK), [exit] "i"(SYS_exit_group)
+			 : "rcx", "r11", "memory");
+	__builtin_unreachable();
+}
+
+static bool cpuinfo_has_flag(const char *flag)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[8192];
+	size_t n = strlen(flag);
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		for (p = strstr(line, flag); p; p = strstr(p + 1, flag))
+			if ((p[-1] == ' ' || p[-1] == '\t') && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/* 0 when a shadow stack can be enabled; otherwise prints why and returns VERIFY_EXIT_NO_CET. */
+static int cet_check(void)
+{
+	struct utsname u = {};
+	char kernel[512];
+	int status, code;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return shstkctl_error_errno(-errno, "verify: fork"), VERIFY_EXIT_INTERNAL;
+	if (pid == 0)
+		cet_probe_child();
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return shstkctl_error_errno(-errno, "verify: waitpid"), VERIFY_EXIT_INTERNAL;
+	if (WIFSIGNALED(status))
+		return shstkctl_error("verify: the shadow-stack probe was killed by signal %d", WTERMSIG(status)),
+		       VERIFY_EXIT_INTERNAL;
+	code = WEXITSTATUS(status);
+	if (code == 0)
+		return 0;
+	uname(&u);
+	if (code >= 100)
+		snprintf(kernel, sizeof(kernel), "%s (arch_prctl ARCH_SHSTK_STATUS: %s: built without user shadow stacks)",
+			 u.release, strerror(code - 100));
+	else
+		snprintf(kernel, sizeof(kernel), "%s (arch_prctl ARCH_SHSTK_ENABLE: %s%s)", u.release, strerror(code),
+			 code == EOPNOTSUPP ? ": the CPU has none, or they are off" : "");
+	fprintf(stderr, "shstkctl: verify: no shadow-stack support: kernel %s / CPU: /proc/cpuinfo %s; nothing was run\n",
+		kernel,
+		cpuinfo_has_flag("user_shstk") ? "has user_shstk"
+		: cpuinfo_has_flag("shstk")    ? "has shstk but not user_shstk"
+					       : "has no shstk flag");
+	return VERIFY_EXIT_NO_CET;
+}
+
+/* ---- tracee facts ------------------------------------------------------------ */
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The identity of /proc/PID/exe in the database's text form. */
+static int exe_identity(pid_t pid, char *exe, size_t exelen, char *id, size_t idlen)
+{
+	char proc[64], hex[2 * SHSTK_BUILD_ID_MAX + 1];
+	struct shstk_elf_info info = {};
+	struct shstk_err err = {};
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
+	n = readlink(proc, exe, exelen - 1);
+	exe[n > 0 ? (size_t)n : 0] = '\0';
+	fd = open(proc, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (shstk_elf_read_fd(fd, exe, &info, &err) == 0 && info.build_id_len > 0) {
+		shstk_build_id_hex(info.build_id, info.build_id_len, hex, sizeof(hex));
+		snprintf(id, idlen, "build-id:%s", hex);
+	} else {
+		shstk_db_identity(NULL, st.st_dev, st.st_ino, st.st_size,
+				  (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, id, idlen);
+	}
+	shstk_elf_info_done(&info);
+	return 0;
+}
+
+/* Which mapping of @pid holds @addr: its path and the file offset of @addr. */
+static bool addr_object(pid_t pid, uint64_t addr, char *obj, size_t objlen, uint64_t *ret_off)
+{
+	char path[64], line[4352];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		int name_at = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &off, &name_at) < 3)
+			continue;
+		if (addr < start || addr >= end)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(obj, objlen, "%s", name_at > 0 && line[name_at] ? line + name_at : "[anonymous]");
+		*ret_off = addr - start + off;
+		return true;
+	}
+	return false;
+}
+
+static void read_text(pid_t pid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	buf[n > 0 ? (size_t)n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* A "Key:\tvalue" line of /proc/PID/task/TID/status as a number, -1 when absent. */
+static long status_field(pid_t tid, const char *key)
+{
+	char path[64], line[512];
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t n = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, n) == 0 && line[n] == ':')
+			return strtol(line + n + 1, NULL, 10);
+	return -1;
+}
+
+/* ---- task table ------------------------------------------------------------------ */
+
+static struct task *task_find(struct verify_state *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n_tasks; i++)
+		if (s->tasks[i].tid == tid)
+			return &s->tasks[i];
+	return NULL;
+}
+
+static struct task *task_add(struct verify_state *s, pid_t tid, pid_t tgid, int64_t run)
+{
+	struct task *t = task_find(s, tid);
+
+	if (t)
+		return t;
+	if (s->n_tasks == s->cap_tasks) {
+		size_t cap = s->cap_tasks ? 2 * s->cap_tasks : 16;
+		struct task *n = reallocarray(s->tasks, cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->tasks = n;
+		s->cap_tasks = cap;
+	}
+	t = &s->tasks[s->n_tasks++];
+	*t = (struct task){ .tid = tid, .tgid = tgid, .run = run };
+	return t;
+}
+
+static void task_remove(struct verify_state *s, pid_t tid)
+{
+	struct task *t = task_find(s, tid);
+
+	if (t)
+		*t = s->tasks[--s->n_tasks];
+}
+
+/* ---- recording ------------------------------------------------------------------- */
+
+static void db_failed(struct verify_state *s, int r, const char *what)
+{
+	if (s->db_errors++ == 0)
+		shstkctl_error_errno(r, "verify: recording %s in %s (%s)", what, shstkctl_db_path(),
+				     shstk_db_errmsg(s->db));
+}
+
+/* A new process image in @pid: a run of its own. */
+static int64_t run_start(struct verify_state *s, pid_t pid)
+{
+	char exe[4096], id[160];
+	struct shstk_run_obs o;
+	int64_t run = 0;
+	int r;
+
+	if (exe_identity(pid, exe, sizeof(exe), id, sizeof(id)) < 0)
+		return 0;
+	o = (struct shstk_run_obs){
+		.source = "verify",
+		.time_us = now_us(),
+		.pid = pid,
+		.identity = id,
+		.exe = exe,
+		.requested = s->o->mode,
+		.applied = s->o->mode,
+		.enabled_by = "preload",
+	};
+	r = shstk_record_run_start(s->db, &o, &run);
+	if (r < 0)
+		db_failed(s, r, "a run");
+	return run;
+}
+
+static void run_end(struct verify_state *s, struct task *t, int status)
+{
+	int r;
+
+	if (!t->run)
+		return;
+	r = shstk_record_run_end(s->db, t->run, now_us(), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	if (r < 0 && r != -EALREADY)
+		db_failed(s, r, "the end of a run");
+	t->run = 0;
+}
+
+/* A SIGSEGV/SEGV_CPERR signal-delivery-stop of @tid: read and record everything. */
+static void on_cperr(struct verify_state *s, struct task *t)
+{
+	struct violation_seen v = { .pid = t->tgid, .tid = t->tid };
+	struct user_regs_struct regs = {};
+	uint64_t ssp = 0, ret = 0;
+	struct iovec iov = { .iov_base = &ssp, .iov_len = sizeof(ssp) };
+	struct shstk_violation_obs o;
+	char comm[64], path[64];
+	_cleanup_close_ int mem = -1;
+	int64_t id;
+	bool isnew;
+	int r;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &regs) == 0) {
+		v.ip = regs.rip;
+		(void)addr_object(t->tid, v.ip, v.ip_obj, sizeof(v.ip_obj), &v.ip_off);
+	}
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)VERIFY_NT_X86_SHSTK, &iov) == 0 &&
+	    iov.iov_len == sizeof(ssp)) {
+		v.ssp = ssp;
+		v.have_ssp = true;
+		/* The top of the shadow stack is the return address the ret expected. */
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)t->tid);
+		mem = open(path, O_RDONLY | O_CLOEXEC);
+		if (mem >= 0 && pread(mem, &ret, sizeof(ret), (off_t)ssp) == (ssize_t)sizeof(ret)) {
+			v.ret = ret;
+			(void)addr_object(t->tid, ret, v.ret_obj, sizeof(v.ret_obj), &v.ret_off);
+		}
+	}
+	read_text(t->tid, "comm", comm, sizeof(comm));
+	{
+		char id_unused[160];
+		(void)exe_identity(t->tgid, v.exe, sizeof(v.exe), id_unused, sizeof(id_unused));
+	}
+	o = (struct shstk_violation_obs){
+		.source = SHSTK_SRC_PTRACE,
+		.time_us = now_us(),
+		.pid = t->tgid,
+		.tid = t->tid,
+		.comm = comm,
+		.exe = v.exe[0] ? v.exe : NULL,
+		.ip = v.ip,
+		.sp = regs.rsp,
+		.ssp = v.ssp,
+		.kind = "near ret",
+		.mode = s->o->mode,
+		.action = "killed",
+		.ip_object = v.ip_obj[0] ? v.ip_obj : NULL,
+		.ip_offset = v.ip_off,
+		.ret_addr = v.ret,
+		.ret_object = v.ret_obj[0] ? v.ret_obj : NULL,
+		.ret_offset = v.ret_off,
+	};
+	r = shstk_record_violation(s->db, &o, &id, &isnew);
+	if (r < 0)
+		db_failed(s, r, "a violation");
+	if (s->violations < MAX_VIOLATIONS_SHOWN)
+		s->seen[s->violations] = v;
+	s->violations++;
+}
+
+/* Audit mode: the kernel counted violations it survived; recorded without addresses. */
+static void on_exit_stop(struct verify_state *s, struct task *t)
+{
+	struct shstk_violation_obs o;
+	long count;
+	int64_t id;
+	bool isnew;
+	char exe[256], idbuf[160], comm[64];
+
+	t->in_exit = true;
+	if (strcmp(s->o->mode, "audit") != 0)
+		return;
+	count = status_field(t->tid, "x86_Thread_shstk_violations");
+	if (count <= 0)
+		return;
+	read_text(t->tid, "comm", comm, sizeof(comm));
+	exe[0] = '\0';
+	(void)exe_identity(t->tgid, exe, sizeof(exe), idbuf, sizeof(idbuf));
+	for (long i = 0; i < count; i++) {
+		o = (struct shstk_violation_obs){
+			.source = SHSTK_SRC_PTRACE,
+			.time_us = now_us() + i,
+			.pid = t->tgid,
+			.tid = t->tid,
+			.comm = comm,
+			.exe = exe[0] ? exe : NULL,
+			.mode = "audit",
+			.action = "continued",
+		};
+		if (shstk_record_violation(s->db, &o, &id, &isnew) < 0)
+			db_failed(s, -EIO, "a violation");
+		if (s->violations < MAX_VIOLATIONS_SHOWN) {
+			s->seen[s->violations] = (struct violation_seen){ .pid = t->tgid, .tid = t->tid };
+			snprintf(s->seen[s->violations].exe, sizeof(s->seen[0].exe), "%s", exe);
+		}
+		s->violations++;
+	}
+}
+
+/* ---- the trace loop ------------------------------------------------------------- */
+
+static volatile sig_atomic_t forward_sig;
+
+static void on_forward(int sig)
+{
+	forward_sig = sig;
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* A new task reported by PTRACE_EVENT_FORK/VFORK/CLONE of @parent. */
+static void on_new_task(struct verify_state *s, struct task *parent, pid_t child)
+{
+	long tgid;
+
+	tgid = status_field(child, "Tgid");
+	if (tgid > 0 && tgid == parent->tgid) {
+		(void)task_add(s, child, parent->tgid, 0); /* a thread: its process's run */
+		return;
+	}
+	s->processes++;
+	/* A forked child runs its parent's image: a run of that identity. */
+	if (!task_add(s, child, child, run_start(s, child)))
+		shstkctl_error_errno(-ENOMEM, "verify: tracking pid %d", (int)child);
+}
+
+static void on_stop(struct verify_state *s, pid_t tid, int status)
+{
+	int sig = WSTOPSIG(status), event = (unsigned)status >> 16, inject = 0;
+	struct task *t = task_find(s, tid);
+	unsigned long msg = 0;
+	siginfo_t si;
+
+	if (!t) /* a new task's first stop can overtake its parent's event */
+		t = task_add(s, tid, tid, 0);
+	if (!t)
+		return;
+	switch (event) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
+			on_new_task(s, t, (pid_t)msg);
+		break;
+	case PTRACE_EVENT_EXEC:
+		/* A non-leader thread that exec'd now has the leader's pid. */
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0 && (pid_t)msg != tid)
+			task_remove(s, (pid_t)msg);
+		s->execs++;
+		t->tgid = tid;
+		t->run = run_start(s, tid);
+		break;
+	case PTRACE_EVENT_EXIT:
+		on_exit_stop(s, t);
+		break;
+	case PTRACE_EVENT_STOP:
+		/* Seized tasks report group-stops this way: keep them stopped
+		 * (job control works) without resuming, until SIGCONT. */
+		if (is_stop_signal(sig)) {
+			(void)ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+			return;
+		}
+		break;
+	case 0:
+		/* Signal-delivery-stop: deliver the signal as the kernel would have. */
+		inject = sig;
+		if (sig == SIGSEGV && ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 && si.si_code == VERIFY_SEGV_CPERR)
+			on_cperr(s, t);
+		break;
+	default:
+		break;
+	}
+	(void)ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)inject);
+}
+
+static void on_gone(struct verify_state *s, pid_t tid, int status)
+{
+	struct task *t = task_find(s, tid);
+
+	if (t && t->tgid == tid)
+		run_end(s, t, status);
+	task_remove(s, tid);
+	if (tid == s->root) {
+		s->root_status = status;
+		s->root_done = true;
+	}
+}
+
+static int trace(struct verify_state *s)
+{
+	int status;
+	pid_t tid;
+
+	for (;;) {
+		if (forward_sig && !s->root_done) {
+			(void)kill(s->root, forward_sig);
+			forward_sig = 0;
+		}
+		tid = waitpid(-1, &status, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				return 0;
+			return -errno;
+		}
+		if (WIFSTOPPED(status))
+			on_stop(s, tid, status);
+		else if (WIFEXITED(status) || WIFSIGNALED(status))
+			on_gone(s, tid, status);
+	}
+}
+
+/* ---- set-up ------------------------------------------------------------------------ */
+
+static int write_allowlist(char *dir, size_t dirlen, char *path, size_t pathlen)
+{
+	struct shstk_al_header_params params = { .generation = 1, .flags = SHSTK_AL_F_OVERRIDES };
+	struct shstk_err err = {};
+	const char *tmp = getenv("TMPDIR");
+	int r;
+
+	snprintf(dir, dirlen, "%s/shstk-verify.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return shstkctl_error_errno(-errno, "verify: creating %s", dir), -EIO;
+	snprintf(path, pathlen, "%s/allowlist", dir);
+	r = shstk_allowlist_write(path, &params, NULL, 0, &err);
+	if (r < 0) {
+		rmdir(dir);
+		return shstkctl_error_errno(r, "verify: writing %s: %s", path, err.msg), r;
+	}
+	return 0;
+}
+
+static int child_env(const struct verify_opts *o, const char *allowlist)
+{
+	const char *old = getenv("LD_PRELOAD");
+	_cleanup_free_ char *pl = NULL;
+
+	if (old && old[0]) {
+		if (asprintf(&pl, "%s:%s", o->preload, old) < 0)
+			return -ENOMEM;
+	} else if (!(pl = strdup(o->preload))) {
+		return -ENOMEM;
+	}
+	if (setenv("LD_PRELOAD", pl, 1) < 0 || setenv("SHSTK_POLICY", o->mode, 1) < 0 ||
+	    setenv("SHSTK_ALLOWLIST", allowlist, 1) < 0)
+		return -errno;
+	unsetenv("SHSTK_PRELOAD_DISABLE");
+	return 0;
+}
+
+/* Forks the command stopped, seizes it with every event option, lets it go. */
+static int start_traced(struct verify_state *s, const struct verify_opts *o, const char *allowlist, char **cmd)
+{
+	const long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+			  PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (child_env(o, allowlist) < 0)
+			_exit(VERIFY_EXIT_INTERNAL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		raise(SIGSTOP); /* until the parent has seized us */
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "shstkctl: verify: %s: %s\n", cmd[0], strerror(errno));
+		_exit(errno == ENOENT ? VERIFY_EXIT_NOTFOUND : VERIFY_EXIT_NOEXEC);
+	}
+	s->root = pid;
+	if (waitpid(pid, &status, WUNTRACED) < 0 || !WIFSTOPPED(status)) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, &status, 0);
+		return -ECHILD;
+	}
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)opts) < 0) {
+		int r = -errno;
+
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, &status, 0);
+		return r;
+	}
+	s->processes = 1;
+	if (!task_add(s, pid, pid, 0))
+		return -ENOMEM;
+	/* The SIGCONT arrives as a signal-delivery-stop and is passed on. */
+	(void)kill(pid, SIGCONT);
+	return 0;
+}
+
+static void print_summary(const struct verify_state *s)
+{
+	char outcome[64];
+
+	if (WIFEXITED(s->root_status))
+		snprintf(outcome, sizeof(outcome), "exited %d", WEXITSTATUS(s->root_status));
+	else if (WIFSIGNALED(s->root_status))
+		snprintf(outcome, sizeof(outcome), "killed by signal %d (%s)", WTERMSIG(s->root_status),
+			 strsignal(WTERMSIG(s->root_status)));
+	else
+		snprintf(outcome, sizeof(outcome), "ended");
+	fprintf(stderr, "shstkctl verify: mode %s: %u process%s, %u exec%s, %u violation%s; command %s\n",
+		s->o->mode, s->processes, s->processes == 1 ? "" : "es", s->execs, s->execs == 1 ? "" : "s",
+		s->violations, s->violations == 1 ? "" : "s", outcome);
+	for (unsigned i = 0; i < s->violations && i < MAX_VIOLATIONS_SHOWN; i++) {
+		const struct violation_seen *v = &s->seen[i];
+		const char *ipo = strrchr(v->ip_obj, '/'), *reto = strrchr(v->ret_obj, '/');
+
+		fprintf(stderr, "  violation: pid %d tid %d exe %s", (int)v->pid, (int)v->tid,
+			v->exe[0] ? v->exe : "?");
+		if (v->ip)
+			fprintf(stderr, " ip 0x%" PRIx64 " (%s+0x%" PRIx64 ")", v->ip,
+				ipo ? ipo + 1 : v->ip_obj[0] ? v->ip_obj : "?", v->ip_off);
+		if (v->ret)
+			fprintf(stderr, " expected-return 0x%" PRIx64 " (%s+0x%" PRIx64 ")", v->ret,
+				reto ? reto + 1 : v->ret_obj[0] ? v->ret_obj : "?", v->ret_off);
+		if (v->have_ssp)
+			fprintf(stderr, " ssp 0x%" PRIx64, v->ssp);
+		if (!v->ip && !v->have_ssp)
+			fprintf(stderr, " (audit mode: counted by the kernel, no addresses)");
+		fputc('\n', stderr);
+	}
+	if (s->violations > MAX_VIOLATIONS_SHOWN)
+		fprintf(stderr, "  ... and %u more (shstkctl violations)\n", s->violations - MAX_VIOLATIONS_SHOWN);
+}
+
+static int exit_code(const struct verify_state *s)
+{
+	if (s->violations)
+		return VERIFY_EXIT_VIOLATION;
+	if (WIFEXITED(s->root_status))
+		return WEXITSTATUS(s->root_status);
+	if (WIFSIGNALED(s->root_status))
+		return 128 + WTERMSIG(s->root_status);
+	return VERIFY_EXIT_INTERNAL;
+}
+
+static int run_verify(const struct verify_opts *o, char **cmd)
+{
+	struct verify_state s = { .o = o };
+	struct sigaction fwd = { .sa_handler = on_forward }, ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	char dir[4096], allowlist[4200];
+	int r, code;
+
+	if (shstkctl_open_db(0, &s.db) != SHSTKCTL_EXIT_OK)
+		return VERIFY_EXIT_INTERNAL;
+	if (write_allowlist(dir, sizeof(dir), allowlist, sizeof(allowlist)) < 0) {
+		shstk_db_close(s.db);
+		return VERIFY_EXIT_INTERNAL;
+	}
+	/* Like system(3): the terminal's ^C reaches the command's process group,
+	 * and we stay to report; a TERM or HUP sent to us is passed on. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	sigaction(SIGTERM, &fwd, NULL);
+	sigaction(SIGHUP, &fwd, NULL);
+	r = start_traced(&s, o, allowlist, cmd);
+	if (r < 0) {
+		shstkctl_error_errno(r, "verify: starting %s under ptrace", cmd[0]);
+		code = VERIFY_EXIT_INTERNAL;
+	} else {
+		r = trace(&s);
+		if (r < 0)
+			shstkctl_error_errno(r, "verify: waiting for the traced processes");
+		if (!s.root_done)
+			code = VERIFY_EXIT_INTERNAL;
+		else {
+			if (!shstkctl.quiet || s.violations)
+				print_summary(&s);
+			code = s.db_errors ? VERIFY_EXIT_INTERNAL : exit_code(&s);
+			if (s.violations)
+				code = VERIFY_EXIT_VIOLATION;
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	unlink(allowlist);
+	rmdir(dir);
+	free(s.tasks);
+	shstk_db_close(s.db);
+	return code;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "preload", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	struct verify_opts o = { .mode = "enforce", .preload = SHSTK_LIBDIR "/libshstk_preload.so" };
+	int opt, r;
+
+	/* "+": the command's own options are not ours. */
+	while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			if (strcmp(optarg, "enforce") != 0 && strcmp(optarg, "audit") != 0)
+				return shstkctl_usage_error("verify", "--mode is 'enforce' or 'audit', not '%s'", optarg);
+			o.mode = optarg;
+			break;
+		case 'p':
+			o.preload = optarg;
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg;
+			break;
+		case 'h':
+			help();
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error("verify", "invalid option");
+		}
+	}
+	if (optind >= argc)
+		return shstkctl_usage_error("verify", "no command to run (shstkctl verify -- COMMAND ...)");
+	if (o.preload[0] != '/')
+		return shstkctl_usage_error("verify", "--preload wants an absolute path, not '%s'", o.preload);
+	/* Tests only: exercise the tracer on a machine without CET. */
+	if (!secure_getenv("SHSTK_VERIFY_SKIP_CET_CHECK")) {
+		r = cet_check();
+		if (r != 0)
+			return r;
+	}
+	if (access(o.preload, R_OK) < 0)
+		return shstkctl_error_errno(-errno, "verify: preload %s", o.preload), VERIFY_EXIT_INTERNAL;
+	return run_verify(&o, argv + optind);
+}
