@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* shstkctl preload: add or remove the preload in /etc/ld.so.preload, atomically, keeping every other line. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "common.h"
+#include "config.h"
+
+#define PRELOAD_LIB SHSTK_LIBDIR "/libshstk_preload.so"
+#define PRELOAD_FILE "/etc/ld.so.preload"
+/* ld.so.preload is small; anything larger is not a file to rewrite blindly. */
+#define PRELOAD_FILE_MAX (64 * 1024)
+
+enum { PRELOAD_EXIT_DISABLED = 3 };
+
+static void help(void)
+{
+	fputs("Usage: shstkctl preload enable|disable|status [--library PATH] [--root DIR]\n"
+	      "\n"
+	      "The preload (libshstk_preload.so) applies the published decisions at every\n"
+	      "process start once it is listed in /etc/ld.so.preload.  Installing the\n"
+	      "package does not list it: switching it on system-wide is this explicit step.\n"
+	      "\n"
+	      "  enable   appends the library's path as a line of its own, unless the file\n"
+	      "           already names it; refuses when the library does not exist (a\n"
+	      "           missing preload only makes ld.so complain at every start)\n"
+	      "  disable  removes every occurrence of the library's path and nothing else;\n"
+	      "           a file left empty is removed (no file and an empty one mean the\n"
+	      "           same to ld.so), so enable then disable restores the file as it was\n"
+	      "  status   says whether the file names the library\n"
+	      "Both edits write a temporary file beside it, fsync it and rename it over the\n"
+	      "old one: a crash leaves the old file or the new, never a half-written one.\n"
+	      "Other entries and comments are kept as they are.  Running processes are not\n"
+	      "affected; new ones are.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --library PATH  the preload (default " PRELOAD_LIB ")\n"
+	      "  --root DIR      edit DIR/etc/ld.so.preload, for a guest or image root; PATH\n"
+	      "                  is the path inside DIR\n"
+	      "  -h, --help      this help\n"
+	      "\n"
+	      "Exit status: 0 done (nothing to do counts as done) or, for status, enabled;\n"
+	      "1 failure (library missing, file unreadable or not writable); 2 usage;\n"
+	      "3 status: not enabled.\n"
+	      "\n"
+	      "Rescue: see the preload's README (': > /etc/ld.so.preload' from a root shell).\n"
+	      "\n"
+	      "Examples:\n"
+	      "  shstkctl preload enable\n"
+	      "  shstkctl preload disable --root /srv/guest\n",
+	      stdout);
+}
+
+/* ld.so's separators in ld.so.preload (glibc elf/rtld.c): blanks, newlines, ':'. */
+static bool is_sep(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == ':';
+}
+
+/* Whether @text names @lib as an entry outside a '#' comment. */
+static bool names_lib(const char *text, size_t len, const char *lib)
+{
+	size_t l = strlen(lib);
+
+	for (size_t i = 0; i < len;) {
+		size_t s;
+
+		if (text[i] == '#') {
+			while (i < len && text[i] != '\n')
+				i++;
+			continue;
+		}
+		if (is_sep(text[i])) {
+			i++;
+			continue;
+		}
+		s = i;
+		while (i < len && !is_sep(text[i]) && text[i] != '#')
+			i++;
+		if (i - s == l && memcmp(text + s, lib, l) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* 0 and the file's bytes (NUL-terminated; *ret NULL, *ret_len 0 when absent), or -errno. */
+static int read_file(const char *path, char **ret, size_t *ret_len, struct stat *ret_st)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0;
+
+	*ret = NULL;
+	*ret_len = 0;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, ret_st) < 0)
+		return -errno;
+	if (!S_ISREG(ret_st->st_mode))
+		return -EINVAL;
+	if (ret_st->st_size > PRELOAD_FILE_MAX)
+		return -EFBIG;
+	buf = malloc((size_t)ret_st->st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (n < (size_t)ret_st->st_size) {
+		ssize_t k = read(fd, buf + n, (size_t)ret_st->st_size - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = n;
+	return 1;
+}
+
+/* Replaces @path with @len bytes of @text (mode and owner of @old when it existed, else 0644). */
+static int write_atomic(const char *path, const char *text, size_t len, const struct stat *old)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	_cleanup_close_ int fd = -1, dfd = -1;
+	size_t n = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.shstkctl-XXXXXX", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, old ? old->st_mode & 07777 : 0644) < 0 || (old && fchown(fd, old->st_uid, old->st_gid) < 0 &&
+								   geteuid() == 0))
+		goto fail;
+	while (n < len) {
+		ssize_t k = write(fd, text + n, len - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			goto fail;
+		n += (size_t)k;
+	}
+	if (fsync(fd) < 0 || rename(tmp, path) < 0)
+		goto fail;
+	snprintf(dir, sizeof(dir), "%s", path);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		(void)fsync(dfd); /* the rename is durable; best effort */
+	return 0;
+fail:
+	n = (size_t)errno;
+	(void)unlink(tmp);
+	return -(int)n;
+}
+
+/* The file without any entry @lib: a line holding only it goes whole; within a
+ * line with other entries, only the name goes. */
+static size_t strip_lib(const char *text, size_t len, const char *lib, char *out)
+{
+	size_t l = strlen(lib), o = 0;
+
+	for (size_t i = 0; i < len;) {
+		size_t e = i, line_start = o;
+		bool removed = false, other = false;
+
+		while (e < len && text[e] != '\n')
+			e++;
+		/* Copy the line [i, e), leaving out entries equal to lib before any '#'. */
+		for (size_t k = i; k < e;) {
+			size_t s = k;
+
+			if (text[k] == '#') {
+				memcpy(out + o, text + k, e - k);
+				o += e - k;
+				other = true;
+				break;
+			}
+			if (is_sep(text[k])) {
+				out[o++] = text[k++];
+				continue;
+			}
+			while (k < e && !is_sep(text[k]) && text[k] != '#')
+				k++;
+			if (k - s == l && memcmp(text + s, lib, l) == 0) {
+				removed = true;
+				continue;
+			}
+			memcpy(out + o, text + s, k - s);
+			o += k - s;
+			other = true;
+		}
+		if (removed && !other) {
+			o = line_start; /* the line was only the library (and blanks) */
+			i = e < len ? e + 1 : e;
+			continue;
+		}
+		if (e < len)
+			out[o++] = '\n';
+		i = e + 1;
+	}
+	return o;
+}
+
+static int run(const char *verb, const char *lib, const char *root)
+{
+	char file[PATH_MAX], libfull[PATH_MAX];
+	_cleanup_free_ char *text = NULL, *out = NULL;
+	struct stat st, lst;
+	size_t len, n;
+	bool named;
+	int r;
+
+	if ((size_t)snprintf(file, sizeof(file), "%s%s", root ? root : "", PRELOAD_FILE) >= sizeof(file) ||
+	    (size_t)snprintf(libfull, sizeof(libfull), "%s%s", root ? root : "", lib) >= sizeof(libfull))
+		return shstkctl_error("%s: path too long", root);
+	r = read_file(file, &text, &len, &st);
+	if (r == -EINVAL)
+		return shstkctl_error("%s: not a regular file; not touching it", file);
+	if (r == -EFBIG)
+		return shstkctl_error("%s: larger than %d bytes; not touching it", file, PRELOAD_FILE_MAX);
+	if (r < 0)
+		return shstkctl_error_errno(r, "%s", file);
+	named = text && names_lib(text, len, lib);
+
+	if (strcmp(verb, "status") == 0) {
+		printf("preload %s: %s %s %s\n", named ? "enabled" : "disabled", text ? file : PRELOAD_FILE " (none)",
+		       named ? "names" : "does not name", lib);
+		return named ? SHSTKCTL_EXIT_OK : PRELOAD_EXIT_DISABLED;
+	}
+	if (strcmp(verb, "enable") == 0) {
+		if (stat(libfull, &lst) < 0)
+			return shstkctl_error_errno(-errno, "refusing to enable: the preload %s", libfull);
+		if (!S_ISREG(lst.st_mode))
+			return shstkctl_error("refusing to enable: the preload %s is not a regular file", libfull);
+		if (named) {
+			printf("%s already names %s\n", file, lib);
+			return SHSTKCTL_EXIT_OK;
+		}
+		out = malloc(len + strlen(lib) + 3);
+		if (!out)
+			return shstkctl_error_errno(-ENOMEM, "%s", file);
+		n = 0;
+		if (len) {
+			memcpy(out, text, len);
+			n = len;
+			if (text[len - 1] != '\n')
+				out[n++] = '\n';
+		}
+		n += (size_t)sprintf(out + n, "%s\n", lib);
+		r = write_atomic(file, out, n, text ? &st : NULL);
+		if (r < 0)
+			return shstkctl_error_errno(r, "writing %s", file);
+		printf("enabled: %s now names %s (new processes load it)\n", file, lib);
+		return SHSTKCTL_EXIT_OK;
+	}
+	/* disable */
+	if (!named) {
+		printf("%s does not name %s; nothing to do\n", text ? file : PRELOAD_FILE, lib);
+		return SHSTKCTL_EXIT_OK;
+	}
+	out = malloc(len + 1);
+	if (!out)
+		return shstkctl_error_errno(-ENOMEM, "%s", file);
+	n = strip_lib(text, len, lib, out);
+	if (n == 0) {
+		if (unlink(file) < 0)
+			return shstkctl_error_errno(-errno, "removing %s", file);
+	} else {
+		r = write_atomic(file, out, n, &st);
+		if (r < 0)
+			return shstkctl_error_errno(r, "writing %s", file);
+	}
+	printf("disabled: %s no longer names %s%s\n", file, lib, n == 0 ? " (it held nothing else: removed)" : "");
+	return SHSTKCTL_EXIT_OK;
+}
+
+int cmd_preload(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "library", required_argument, NULL, 'l' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	const char *lib = PRELOAD_LIB, *root = NULL, *verb;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+			lib = optarg;
+			break;
+		case 'r':
+			root = optarg;
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg; /* accepted everywhere; preload needs no database */
+			break;
+		case 'h':
+			help();
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error("preload", "invalid option");
+		}
+	}
+	if (optind + 1 != argc)
+		return shstkctl_usage_error("preload", optind >= argc ? "what? (enable, disable or status)"
+								     : "one of enable, disable or status");
+	verb = argv[optind];
+	if (strcmp(verb, "enable") && strcmp(verb, "disable") && strcmp(verb, "status"))
+		return shstkctl_usage_error("preload", "unknown preload command '%s' (enable, disable, status)", verb);
+	/* ld.so splits the file at blanks and ':': such a path cannot be listed. */
+	if (lib[0] != '/' || strpbrk(lib, " \t\n:#"))
+		return shstkctl_usage_error("preload", "--library wants an absolute path without blanks, ':' or '#'");
+	if (root && (root[0] == '\0' || strcmp(root, "/") == 0))
+		root = NULL;
+	return run(verb, lib, root);
+}

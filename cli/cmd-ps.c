@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * shstkctl ps: running processes, each with its executable's marking, the
+ * allowlist's decision for it and what the kernel says is in force.  Reads
+ * /proc itself (a small reader here; shstkd's census is the daemon's).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "allowlist.h"
+#include "commands.h"
+#include "common.h"
+#include "config.h"
+#include "elfinfo.h"
+#include "json.h"
+
+static void help(void)
+{
+	fputs("Usage: shstkctl ps [--pid PID] [--policy FILE] [--allowlist FILE] [--format=table|json]\n"
+	      "\n"
+	      "Lists the running processes (kernel threads left out):\n"
+	      "  PID        the process id\n"
+	      "  MARKING    its executable's x86 feature marking (SHSTK, IBT, none), read\n"
+	      "             through /proc/PID/exe, so a replaced or deleted file is\n"
+	      "             judged as the image that runs\n"
+	      "  DECISION   what the published allowlist says for that image (off, audit,\n"
+	      "             enforce; 'unlisted' when it has no entry), by build-id, else\n"
+	      "             by file identity, as the preload looks it up\n"
+	      "  ENABLED    x86_Thread_features of /proc/PID/status (shstk, wrss, audit):\n"
+	      "             what the kernel has switched on for the main thread; 'n/a' when\n"
+	      "             the kernel has no shadow-stack support\n"
+	      "  LOCKED     x86_Thread_features_locked\n"
+	      "  VIOL       x86_Thread_shstk_violations (this project's kernel patches):\n"
+	      "             violations survived in audit mode\n"
+	      "Other users' executables are readable only by root; their columns say '?'.\n"
+	      "\n"
+	      "Options:\n"
+	      "  --pid PID         only this process\n"
+	      "  --policy FILE     the policy naming the allowlist (default\n"
+	      "                    " SHSTK_SYSCONFDIR "/policy.conf, else built-in)\n"
+	      "  --allowlist FILE  the allowlist to look decisions up in\n"
+	      "  --format=FMT      'table' (default) or 'json'\n"
+	      "  -h, --help        this help\n"
+	      "\n"
+	      "Exit status: 0 listed; 1 failure (a bad policy; --pid of no process); 2 usage.\n"
+	      "An unreadable allowlist is not a failure: DECISION then says 'no allowlist'.\n"
+	      "\n"
+	      "Example:\n"
+	      "  shstkctl ps | awk '$3 == \"enforce\"'\n",
+	      stdout);
+}
+
+struct proc {
+	long pid;
+	char comm[32];
+	char exe[PATH_MAX];
+	char marking[24];
+	char decision[16];
+	char enabled[64], locked[64], violations[24];
+};
+
+/* The value of "Key:\t..." in /proc/PID/status, or "n/a" when the kernel has no such line. */
+static void status_fields(long pid, struct proc *p)
+{
+	char path[64], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(p->enabled, sizeof(p->enabled), "n/a");
+	snprintf(p->locked, sizeof(p->locked), "n/a");
+	snprintf(p->violations, sizeof(p->violations), "n/a");
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, ':'), *e;
+		char *dst = NULL;
+		size_t len = 0;
+
+		if (!v)
+			continue;
+		*v++ = '\0';
+		v += strspn(v, " \t");
+		e = v + strcspn(v, "\n");
+		*e = '\0';
+		if (strcmp(line, "Name") == 0) {
+			dst = p->comm;
+			len = sizeof(p->comm);
+		} else if (strcmp(line, "x86_Thread_features") == 0) {
+			dst = p->enabled;
+			len = sizeof(p->enabled);
+		} else if (strcmp(line, "x86_Thread_features_locked") == 0) {
+			dst = p->locked;
+			len = sizeof(p->locked);
+		} else if (strcmp(line, "x86_Thread_shstk_violations") == 0) {
+			dst = p->violations;
+			len = sizeof(p->violations);
+		}
+		if (dst)
+			snprintf(dst, len, "%s", *v ? v : "-");
+	}
+}
+
+static const char *decision_of(const struct shstk_allowlist *al, const struct shstk_elf_info *info,
+			       const struct stat *st)
+{
+	struct shstk_al_entry e;
+	int r;
+
+	if (!al)
+		return "no allowlist";
+	if (info->build_id_len)
+		r = shstk_allowlist_lookup_buildid(al, info->build_id, info->build_id_len, &e);
+	else
+		r = shstk_allowlist_lookup_file(al, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+						(uint64_t)st->st_mtim.tv_sec * 1000000000 + (uint64_t)st->st_mtim.tv_nsec,
+						&e);
+	if (r < 0)
+		return "corrupt allowlist";
+	if (r == 0)
+		return "unlisted";
+	return shstk_decision_to_string(e.decision);
+}
+
+/* 1: filled; 0: a kernel thread or gone. */
+static int read_proc(long pid, const struct shstk_allowlist *al, struct proc *p)
+{
+	char path[64];
+	struct shstk_elf_info info;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	ssize_t n;
+
+	*p = (struct proc){ .pid = pid };
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	n = readlink(path, p->exe, sizeof(p->exe) - 1);
+	if (n < 0) {
+		if (errno != EACCES && errno != EPERM)
+			return 0; /* kernel threads have no exe; the process may be gone */
+		snprintf(p->exe, sizeof(p->exe), "?");
+	} else {
+		p->exe[n] = '\0';
+	}
+	status_fields(pid, p);
+	snprintf(p->marking, sizeof(p->marking), "?");
+	snprintf(p->decision, sizeof(p->decision), "?");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 1;
+	if (shstk_elf_read_fd(fd, p->exe, &info, NULL) < 0)
+		return 1;
+	if (!info.has_x86_feature)
+		snprintf(p->marking, sizeof(p->marking), "none");
+	else
+		snprintf(p->marking, sizeof(p->marking), "%s%s%s",
+			 info.x86_feature_1 & SHSTK_X86_FEATURE_1_SHSTK ? "SHSTK" : "",
+			 (info.x86_feature_1 & SHSTK_X86_FEATURE_1_SHSTK) && (info.x86_feature_1 & SHSTK_X86_FEATURE_1_IBT)
+				 ? "+"
+				 : "",
+			 info.x86_feature_1 & SHSTK_X86_FEATURE_1_IBT ? "IBT" : "");
+	if (!p->marking[0])
+		snprintf(p->marking, sizeof(p->marking), "no bits");
+	snprintf(p->decision, sizeof(p->decision), "%s", decision_of(al, &info, &st));
+	shstk_elf_info_done(&info);
+	return 1;
+}
+
+static void print(const struct proc *p, struct json *j)
+{
+	if (!j) {
+		printf("%7ld  %-10s %-12s %-10s %-8s %-5s %s\n", p->pid, p->marking, p->decision, p->enabled, p->locked,
+		       p->violations, p->exe);
+		return;
+	}
+	json_object_open(j);
+	json_kv_int(j, "pid", p->pid);
+	json_kv_string(j, "comm", p->comm);
+	json_kv_string(j, "exe", p->exe);
+	json_kv_string(j, "marking", p->marking);
+	json_kv_string(j, "decision", p->decision);
+	json_kv_string(j, "enabled", p->enabled);
+	json_kv_string(j, "locked", p->locked);
+	json_kv_string(j, "violations", p->violations);
+	json_object_close(j);
+}
+
+static int list(long only, const struct shstk_allowlist *al, struct json *j)
+{
+	struct proc p;
+	struct dirent *de;
+	DIR *d;
+
+	if (only) {
+		if (read_proc(only, al, &p) <= 0)
+			return shstkctl_error("no process %ld (or a kernel thread)", only);
+		print(&p, j);
+		return SHSTKCTL_EXIT_OK;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return shstkctl_error_errno(-errno, "/proc");
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (read_proc(pid, al, &p) > 0)
+			print(&p, j);
+	}
+	closedir(d);
+	return SHSTKCTL_EXIT_OK;
+}
+
+int cmd_ps(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "allowlist", required_argument, NULL, 'A' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		SHSTKCTL_DB_OPTION,
+		{}
+	};
+	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	const char *policy = NULL, *al_path = NULL;
+	struct admin_policy ap = {};
+	struct shstk_allowlist al;
+	struct shstk_err err = {};
+	bool have_al;
+	long only = 0;
+	struct json j;
+	char *end;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			errno = 0;
+			only = strtol(optarg, &end, 10);
+			if (errno || *end || only <= 0)
+				return shstkctl_usage_error("ps", "--pid wants a process id, not '%s'", optarg);
+			break;
+		case 'P':
+			policy = optarg;
+			break;
+		case 'A':
+			al_path = optarg;
+			break;
+		case 'f':
+			if (admin_parse_format(optarg, &fmt) < 0)
+				return shstkctl_usage_error("ps", "unknown format '%s' (table or json)", optarg);
+			break;
+		case SHSTKCTL_OPT_DB:
+			shstkctl.db_path = optarg; /* accepted everywhere; ps reads no database */
+			break;
+		case 'h':
+			help();
+			return SHSTKCTL_EXIT_OK;
+		default:
+			return shstkctl_usage_error("ps", "invalid option");
+		}
+	}
+	if (optind < argc)
+		return shstkctl_usage_error("ps", "unexpected argument '%s'", argv[optind]);
+	if (!al_path) {
+		/* The policy only names the allowlist here: the stage does not matter. */
+		r = admin_policy_load_or_log(policy, NULL, &ap);
+		if (r != SHSTKCTL_EXIT_OK)
+			return r;
+		al_path = ap.p->allowlist;
+	}
+	have_al = shstk_allowlist_map(al_path, 0, &al, &err) >= 0;
+	if (!have_al && !shstkctl.quiet)
+		fprintf(stderr, "shstkctl: note: allowlist %s not readable%s%s; decisions unknown\n", al_path,
+			err.msg[0] ? ": " : "", err.msg);
+	if (fmt == ADMIN_FORMAT_JSON) {
+		json_begin(&j, stdout);
+		json_array_open(&j);
+	} else {
+		printf("%7s  %-10s %-12s %-10s %-8s %-5s %s\n", "PID", "MARKING", "DECISION", "ENABLED", "LOCKED", "VIOL",
+		       "EXE");
+	}
+	r = list(only, have_al ? &al : NULL, fmt == ADMIN_FORMAT_JSON ? &j : NULL);
+	if (fmt == ADMIN_FORMAT_JSON) {
+		json_array_close(&j);
+		json_end(&j);
+	}
+	if (have_al)
+		shstk_allowlist_unmap(&al);
+	admin_policy_done(&ap);
+	return r;
+}
