@@ -162,6 +162,7 @@ int main(int argc, char **argv)
 	struct shstk_decide_stats st;
 	struct statfs sfs;
 	bool check = false;
+	int64_t t_all, t_pub;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "n:m:d:ch", opts, NULL)) >= 0) {
@@ -206,10 +207,14 @@ int main(int argc, char **argv)
 	r = shstk_db_open(dbpath, 0, &db);
 	if (r >= 0)
 		r = populate(db, m);
+	t_all = mono_us();
 	if (r >= 0)
 		r = shstk_decide_all(db, p, real_us(), &st);
+	t_all = mono_us() - t_all;
+	t_pub = mono_us();
 	if (r >= 0)
 		r = shstk_publish(db, p, allowlist, NULL);
+	t_pub = mono_us() - t_pub;
 	for (unsigned i = 0; r >= 0 && i < n; i++) {
 		r = one_event(db, p, allowlist, i, m, &rec.v[i], &dec.v[i], &pub.v[i]);
 		total.v[i] = rec.v[i] + dec.v[i] + pub.v[i];
@@ -223,6 +228,8 @@ int main(int argc, char **argv)
 	}
 	printf("%u events (audit record + kmsg line each), %u executables, %s (fs magic 0x%lx)\n", n, m, dir,
 	       statfs(dir, &sfs) == 0 ? (unsigned long)sfs.f_type : 0ul);
+	printf("first decide_all %.1f ms, first publish %.1f ms (%u entries)\n", (double)t_all / 1000,
+	       (double)t_pub / 1000, st.identities);
 	report(&rec, n);
 	report(&dec, n);
 	report(&pub, n);
