@@ -399,27 +399,6 @@ static int decide_one(struct shstk_db *db, const struct shstk_policy *p, const c
 	return r;
 }
 
-/* Opens a transaction unless the caller already has one; *own says which. */
-static int tx_begin(struct shstk_db *db, bool *own)
-{
-	*own = !shstk_db_in_transaction(db);
-	return *own ? shstk_db_begin(db) : 0;
-}
-
-static int tx_end(struct shstk_db *db, bool own, int r)
-{
-	if (!own)
-		return r;
-	if (r < 0) {
-		(void)shstk_db_rollback(db);
-		return r;
-	}
-	r = shstk_db_commit(db);
-	if (r < 0)
-		(void)shstk_db_rollback(db);
-	return r;
-}
-
 int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
 			  bool *ret_changed)
 {
@@ -431,10 +410,10 @@ int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, con
 		return -EINVAL;
 	if (!res)
 		return -ENOMEM;
-	r = tx_begin(db, &own);
+	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	r = tx_end(db, own, decide_one(db, p, identity, now_us, &changed, res));
+	r = shstk_db_tx_end(db, own, decide_one(db, p, identity, now_us, &changed, res));
 	if (r >= 0 && ret_changed)
 		*ret_changed = changed;
 	return r;
@@ -570,10 +549,10 @@ int shstk_decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t 
 		return -EINVAL;
 	if (!res)
 		return -ENOMEM;
-	r = tx_begin(db, &own);
+	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	r = tx_end(db, own, decide_all(db, p, now_us, &st, res));
+	r = shstk_db_tx_end(db, own, decide_all(db, p, now_us, &st, res));
 	if (r >= 0 && ret)
 		*ret = st;
 	return r;

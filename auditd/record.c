@@ -41,27 +41,6 @@ static bool corroborated(unsigned sources)
 	return (sources & ~(unsigned)SHSTK_SRC_ABEND) != 0;
 }
 
-/* Opens a transaction unless the caller already has one; *own says which. */
-static int tx_begin(struct shstk_db *db, bool *own)
-{
-	*own = !shstk_db_in_transaction(db);
-	return *own ? shstk_db_begin(db) : 0;
-}
-
-static int tx_end(struct shstk_db *db, bool own, int r)
-{
-	if (!own)
-		return r;
-	if (r < 0) {
-		(void)shstk_db_rollback(db);
-		return r;
-	}
-	r = shstk_db_commit(db);
-	if (r < 0)
-		(void)shstk_db_rollback(db);
-	return r;
-}
-
 /* ---- attribution ---- */
 
 /* Who violated: filled from the run, or from the object row and the file. */
@@ -334,10 +313,10 @@ int shstk_record_violation(struct shstk_db *db, const struct shstk_violation_obs
 
 	if (!db || !o || !o->source || (o->source & (o->source - 1)) || (o->source & ~(unsigned)SOURCE_ALL))
 		return -EINVAL;
-	r = tx_begin(db, &own);
+	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	r = tx_end(db, own, record_violation(db, o, &id, &created));
+	r = shstk_db_tx_end(db, own, record_violation(db, o, &id, &created));
 	if (r < 0)
 		return r;
 	if (ret_id)
@@ -437,10 +416,10 @@ int shstk_record_run_start(struct shstk_db *db, const struct shstk_run_obs *o, i
 	if (!db || !o || !o->source || !o->identity ||
 	    (strncmp(o->identity, "build-id:", 9) != 0 && strncmp(o->identity, "file:", 5) != 0))
 		return -EINVAL;
-	r = tx_begin(db, &own);
+	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	r = tx_end(db, own, record_run_start(db, o, &id));
+	r = shstk_db_tx_end(db, own, record_run_start(db, o, &id));
 	if (r >= 0 && ret_run)
 		*ret_run = id;
 	return r;
@@ -453,9 +432,9 @@ int shstk_record_run_end(struct shstk_db *db, int64_t run, int64_t time_us, int 
 
 	if (!db || run <= 0)
 		return -EINVAL;
-	r = tx_begin(db, &own);
+	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	return tx_end(db, own, shstk_db_run_end(db, run, time_us > 0 ? time_us : now_us(), true, exit_status,
+	return shstk_db_tx_end(db, own, shstk_db_run_end(db, run, time_us > 0 ? time_us : now_us(), true, exit_status,
 						exit_signal));
 }

@@ -320,6 +320,15 @@ int shstk_db_report_packages(struct shstk_db *db, unsigned limit,
  * (the daemon batching several changes) open their own only when it is not. */
 bool shstk_db_in_transaction(struct shstk_db *db);
 
+/*
+ * A transaction of its own unless the caller already has one: *own says
+ * which.  shstk_db_tx_end() commits (or, when @r < 0 or the commit fails,
+ * rolls back) only what shstk_db_tx_begin() opened, and returns @r or the
+ * commit's error.
+ */
+int shstk_db_tx_begin(struct shstk_db *db, bool *own);
+int shstk_db_tx_end(struct shstk_db *db, bool own, int r);
+
 /* ---- runs ----------------------------------------------------------------- */
 
 struct shstk_db_run {

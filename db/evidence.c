@@ -10,6 +10,26 @@ bool shstk_db_in_transaction(struct shstk_db *db)
 	return !sqlite3_get_autocommit(db->conn);
 }
 
+int shstk_db_tx_begin(struct shstk_db *db, bool *own)
+{
+	*own = !shstk_db_in_transaction(db);
+	return *own ? shstk_db_begin(db) : 0;
+}
+
+int shstk_db_tx_end(struct shstk_db *db, bool own, int r)
+{
+	if (!own)
+		return r;
+	if (r < 0) {
+		(void)shstk_db_rollback(db);
+		return r;
+	}
+	r = shstk_db_commit(db);
+	if (r < 0)
+		(void)shstk_db_rollback(db);
+	return r;
+}
+
 /* Unknown numbers are 0 in the structs and NULL in the tables. */
 static int bind_opt(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t v)
 {
