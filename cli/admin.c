@@ -34,6 +34,13 @@ int64_t admin_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int admin_open_db_rw_or_log(struct shstk_db **ret)
+{
+	if (access(shstkctl_db_path(), F_OK) < 0 && errno == ENOENT)
+		return shstkctl_error("no database at %s; run 'shstkctl scan' first", shstkctl_db_path());
+	return shstkctl_open_db(0, ret);
+}
+
 int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret)
 {
 	_cleanup_free_ char *v = NULL;

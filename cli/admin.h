@@ -43,6 +43,10 @@ struct admin_policy {
 int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin_policy *ret);
 void admin_policy_done(struct admin_policy *ap);
 
+/* Opens the database read-write for a change, but never creates it: a fresh
+ * empty database helps nobody, the message says how to fill one.  Returns an exit code. */
+int admin_open_db_rw_or_log(struct shstk_db **ret);
+
 /* The stage override: 1 and *ret, 0 when none is set. */
 int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret);
 

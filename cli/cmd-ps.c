@@ -279,6 +279,15 @@ int cmd_ps(int argc, char **argv)
 			return r;
 		al_path = ap.p->allowlist;
 	}
+	if (only) {
+		char proc[64];
+
+		snprintf(proc, sizeof(proc), "/proc/%ld", only);
+		if (access(proc, F_OK) < 0) {
+			admin_policy_done(&ap);
+			return shstkctl_error("no process %ld", only);
+		}
+	}
 	have_al = shstk_allowlist_map(al_path, 0, &al, &err) >= 0;
 	if (!have_al && !shstkctl.quiet)
 		fprintf(stderr, "shstkctl: note: allowlist %s not readable%s%s; decisions unknown\n", al_path,

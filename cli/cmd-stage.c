@@ -142,7 +142,7 @@ static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stag
 			printf("  (no binary changes behaviour)\n");
 		printf("%u of %u decided binar%s would change\n", dr.changes, dr.total, dr.total == 1 ? "y" : "ies");
 		if (dr.total == 0)
-			printf("note: nothing is decided yet; shstkd decides after each scan\n");
+			printf("note: nothing is decided yet; shstkd decides, as do stage set, allow and deny\n");
 	}
 	return SHSTKCTL_EXIT_OK;
 }
@@ -321,7 +321,10 @@ int cmd_stage(int argc, char **argv)
 		return shstkctl_usage_error("stage", "unknown stage command '%s' (show, set, unset)", verb);
 	}
 
-	r = shstkctl_open_db(verb[0] == 's' && (verb[1] == 'h' || o.dry_run) ? SHSTK_DB_READONLY : 0, &db);
+	if (verb[0] == 's' && (verb[1] == 'h' || o.dry_run))
+		r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	else
+		r = admin_open_db_rw_or_log(&db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(o.policy, db, &ap);

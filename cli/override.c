@@ -5,7 +5,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "admin.h"
 #include "commands.h"
@@ -226,11 +225,7 @@ int shstkctl_override_main(const char *cmd, int argc, char **argv)
 		return shstkctl_usage_error(cmd, "bad %s '%s'%s", o.match, o.value,
 					    strcmp(o.match, "build-id") == 0 ? " (hex digits)" : "");
 
-	/* Read-write open: a missing database is created, which helps nobody;
-	 * say how to fill it instead. */
-	if (access(shstkctl_db_path(), F_OK) < 0)
-		return shstkctl_error("no database at %s; run 'shstkctl scan' first", shstkctl_db_path());
-	r = shstkctl_open_db(0, &db);
+	r = admin_open_db_rw_or_log(&db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(o.policy, db, &ap);

@@ -11,7 +11,8 @@
  *   shstk-evidence DB violation PATH TIME_S PID SOURCES KIND MODE ACTION
  *                   IP_OBJ IP_OFF RET_OBJ RET_OFF SSP
  *       one fault, seen by each source in the comma-separated SOURCES
- *       (audit, kmsg, coredump, ptrace, abend): the recorder merges them
+ *       (audit, kmsg, coredump, ptrace, abend): the recorder merges them;
+ *       "-" for an object it does not know
  * Numbers are decimal, or hex with 0x.  Exit 0, or 1 with a message.
  */
 #include <errno.h>
@@ -26,6 +27,12 @@ static int identity_cb(const struct shstk_db_object *o, void *ud)
 {
 	snprintf(ud, 128, "%s", o->identity ? o->identity : "");
 	return 0;
+}
+
+/* "-" is an unknown string. */
+static const char *opt(const char *s)
+{
+	return strcmp(s, "-") == 0 ? NULL : s;
 }
 
 static int64_t num(const char *s)
@@ -88,9 +95,9 @@ static int violation(struct shstk_db *db, char **a, int n)
 		.kind = a[4],
 		.mode = a[5],
 		.action = a[6],
-		.ip_object = a[7],
+		.ip_object = opt(a[7]),
 		.ip_offset = (uint64_t)num(a[8]),
-		.ret_object = a[9],
+		.ret_object = opt(a[9]),
 		.ret_offset = (uint64_t)num(a[10]),
 		.ssp = (uint64_t)num(a[11]),
 		.ip = 0x401000 + (uint64_t)num(a[8]),

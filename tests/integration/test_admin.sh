@@ -1,0 +1,218 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Golden tests of the administrator's commands: status, stage, allow, deny,
+# reset, decisions, violations, explain (decision and evidence), ps and
+# preload.  The fixture database is built here: a scan of the fixture tree
+# (tests/fixtures/tree), then scripted evidence fed through shstkd's own
+# recorder (tests/tools/shstk-evidence), then decisions made by the commands
+# under test.  Evidence is dated 2001 so that it stays visible while the
+# times the commands write ("now") are normalised away.
+# SHSTK_UPDATE_GOLDEN=1 rewrites the expected files.
+set -eu
+ctl="$SHSTK_BUILDDIR/cli/shstkctl"
+ev="$SHSTK_BUILDDIR/tests/tools/shstk-evidence"
+tree="$SHSTK_FIXTURES/tree/root"
+golden="$SHSTK_SRCDIR/tests/integration/golden"
+[ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
+[ -x "$ev" ] || { echo "FAIL: $ev not built"; exit 1; }
+[ -d "$tree" ] || { echo "FAIL: fixture tree $tree missing"; exit 1; }
+
+work=$(mktemp -d)
+sleeper=
+trap '[ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null; rm -rf "$work"' EXIT
+cp -a "$tree" "$work/root"
+# A real program to run for `ps`: its build-id is what the allowlist is keyed by.
+sleep_bin=$(command -v sleep)
+cp "$sleep_bin" "$work/root/usr/bin/sleep-copy"
+# Two paths of one identity: which one a decision row names is the engine's
+# pick, not fixed; one path per identity keeps the goldens stable.
+rm "$work/root/usr/sbin/eligible-hard"
+db="$work/shstk.db"
+user=$(id -un)
+uid=$(id -u)
+fail=0
+cat >"$work/policy.conf" <<POLICY
+[policy]
+stage = audit
+[promotion]
+clean-runs = 2
+distinct-days = 2
+[paths]
+database = $db
+allowlist = $work/allowlist
+POLICY
+P="--policy $work/policy.conf"
+
+norm() {
+	sed -e "s|$work|WORK|g" \
+	    -e 's/20[2-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9]/TIME/g' \
+	    -e 's/(\([0-9]* s\|[0-9]* min\|[0-9]* h\|[0-9]* days\) ago)/(AGE)/' \
+	    -e 's/, [0-9.]* s, \([0-9]* ELF\)/, N s, \1/' \
+	    -e 's/":[0-9]\{16,\}/":N/g' \
+	    -e 's/"\(duration_us\|created\)":[0-9]*/"\1":N/g' \
+	    -e "s/by $user\\b/by USER/g" -e "s/(uid $uid)/(uid UID)/g" -e "s/\"user\":\"$user\"/\"user\":\"USER\"/g" \
+	    -e "s/\"uid\":$uid\\b/\"uid\":UID/g" \
+	    -e 's/[0-9a-f]\{40\}/BUILDID/g' \
+	    -e 's/^daemon      shstkd .*/daemon      DAEMON/' -e 's/"daemon":{[^}]*}/"daemon":DAEMON/'
+}
+
+golden_check() {
+	name=$1
+	shift
+	rc=0
+	"$@" >"$work/$name.raw" 2>&1 || rc=$?
+	{ norm <"$work/$name.raw"; echo "exit $rc"; } >"$work/$name.out"
+	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$work/$name.out" "$golden/admin-$name.expected"
+	fi
+	if diff -u "$golden/admin-$name.expected" "$work/$name.out"; then
+		echo "ok: $name"
+	else
+		echo "FAIL: $name differs from golden/admin-$name.expected (above)"
+		fail=1
+	fi
+}
+
+json_check() {
+	if python3 -c 'import json,sys; json.loads(open(sys.argv[1]).read())' "$work/$1.raw" 2>/dev/null; then
+		echo "ok: $1 is JSON"
+	else
+		echo "FAIL: $1 output does not parse as JSON"
+		fail=1
+	fi
+}
+
+# ---- no database: every command says how to create one, and creates nothing
+golden_check status-nodb "$ctl" --db "$db" status $P
+golden_check decisions-nodb "$ctl" --db "$db" decisions
+golden_check violations-nodb "$ctl" --db "$db" violations
+golden_check allow-nodb "$ctl" --db "$db" allow /usr/bin/eligible --reason test $P
+golden_check stage-nodb "$ctl" --db "$db" stage set audit $P
+if [ -e "$db" ]; then echo "FAIL: a command created $db"; fail=1; else echo "ok: no database created"; fi
+
+"$ctl" --db "$db" scan --no-packages --no-progress --root "$work/root" / >/dev/null
+
+# ---- usage errors
+golden_check stage-usage "$ctl" --db "$db" stage set fast $P
+golden_check allow-noreason "$ctl" --db "$db" allow /usr/bin/eligible $P
+golden_check deny-nosubject "$ctl" --db "$db" deny --reason x $P
+golden_check deny-badbuildid "$ctl" --db "$db" deny --build-id xyz --reason x $P
+golden_check decisions-badstate "$ctl" --db "$db" decisions --state sleepy
+golden_check violations-badsince "$ctl" --db "$db" violations --since yesterday
+golden_check status-badformat "$ctl" --db "$db" status --format=xml $P
+
+# ---- nothing decided yet
+golden_check decisions-empty "$ctl" --db "$db" decisions
+golden_check dryrun-empty "$ctl" --db "$db" stage set enforce-marked --dry-run $P
+
+# ---- first decisions, at the policy's stage (audit)
+golden_check stage-set-audit "$ctl" --db "$db" stage set audit --reason "start the rollout" $P
+
+# Evidence (2001): rpath-user runs clean on two days (verified at clean-runs 2,
+# distinct-days 2); suspect-ctx violates, seen by audit and kmsg; static-marked
+# has only an ANOM_ABEND hint (quarantines nothing); eligible ran once.
+"$ev" "$db" run /usr/bin/rpath-user 978307200 978307260 0
+"$ev" "$db" run /usr/bin/rpath-user 978393600 978393660 0
+"$ev" "$db" run /usr/bin/suspect-ctx 978310800 978310801 11
+"$ev" "$db" violation /usr/bin/suspect-ctx 978310801 4242 audit,kmsg "near ret" audit continued \
+	/usr/bin/suspect-ctx 0x1234 libfakec.so.6 0x56 0x7ffff7ff8ff8
+"$ev" "$db" violation /usr/bin/static-marked 978400000 777 abend "near ret" enforce killed \
+	/usr/bin/static-marked 0x10 - 0 0
+"$ev" "$db" run /usr/bin/eligible 978500000 978500100 0
+
+golden_check dryrun-enforce-verified "$ctl" --db "$db" stage set enforce-verified --dry-run $P
+golden_check dryrun-enforce-verified-json "$ctl" --db "$db" stage set enforce-verified --dry-run --format=json $P
+json_check dryrun-enforce-verified-json
+golden_check stage-set-enforce-verified "$ctl" --db "$db" stage set enforce-verified --reason "audit was clean" $P
+golden_check stage-show "$ctl" --db "$db" stage show $P
+golden_check stage-show-json "$ctl" --db "$db" stage show --format=json $P
+json_check stage-show-json
+
+golden_check decisions "$ctl" --db "$db" decisions
+golden_check decisions-quarantined "$ctl" --db "$db" decisions --state quarantined
+golden_check decisions-json "$ctl" --db "$db" decisions --format=json
+json_check decisions-json
+
+golden_check violations "$ctl" --db "$db" violations
+golden_check violations-since "$ctl" --db "$db" violations --since 2001-01-01T12:00
+golden_check violations-since-relative "$ctl" --db "$db" violations --since 1h
+golden_check violations-binary "$ctl" --db "$db" violations --binary '/usr/bin/suspect-*'
+golden_check violations-package "$ctl" --db "$db" violations --package nosuch
+golden_check violations-json "$ctl" --db "$db" violations --format=json
+json_check violations-json
+
+# ---- overrides
+golden_check allow-suspect "$ctl" --db "$db" allow /usr/bin/suspect-ctx --reason "swapcontext is shadow-stack aware here" $P
+bid=$("$ctl" --db "$db" explain --root "$work/root" --format=json /usr/bin/static-marked |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["build_id"])')
+golden_check deny-buildid "$ctl" --db "$db" deny --build-id "$bid" --reason "vendor says no" $P
+golden_check explain-suspect "$ctl" --db "$db" explain --root "$work/root" /usr/bin/suspect-ctx
+golden_check explain-rpath-json "$ctl" --db "$db" explain --root "$work/root" --format=json /usr/bin/rpath-user
+json_check explain-rpath-json
+golden_check reset-none "$ctl" --db "$db" reset --package nosuch $P
+golden_check reset-suspect "$ctl" --db "$db" reset /usr/bin/suspect-ctx $P
+golden_check decisions-after-overrides "$ctl" --db "$db" decisions
+
+golden_check status "$ctl" --db "$db" status $P
+golden_check status-json "$ctl" --db "$db" status --format=json $P
+json_check status-json
+golden_check stage-unset "$ctl" --db "$db" stage unset --reason "back to the file" $P
+golden_check status-after-unset "$ctl" --db "$db" status $P
+
+# ---- ps: a running copy of sleep, allowed (it is dep-missing in the
+# fixture root, which an allow override may lift), is looked up by build-id.
+"$ctl" -q --db "$db" allow /usr/bin/sleep-copy --reason "ps test" $P
+"$work/root/usr/bin/sleep-copy" 60 &
+sleeper=$!
+# The shell forks first and execs after: wait until the image is sleep-copy.
+i=0
+while [ "$(readlink "/proc/$sleeper/exe" 2>/dev/null || true)" != "$work/root/usr/bin/sleep-copy" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+ps_norm() { sed -e "s/^ *$sleeper  [^ ]* /    PID  MARK /" -e "s/\"pid\":$sleeper,/\"pid\":PID,/" -e 's/"marking":"[^"]*"/"marking":"MARK"/'; }
+"$ctl" ps --pid "$sleeper" $P >"$work/ps-table.txt" 2>&1 || true
+ps_norm <"$work/ps-table.txt" >"$work/ps-table.norm"
+golden_check ps cat "$work/ps-table.norm"
+"$ctl" ps --pid "$sleeper" --format=json $P >"$work/ps-json.txt" 2>&1 || true
+ps_norm <"$work/ps-json.txt" >"$work/ps-json.norm"
+golden_check ps-json cat "$work/ps-json.norm"
+cp "$work/ps-json.txt" "$work/ps-json-live.raw"
+json_check ps-json-live
+kill "$sleeper"; wait "$sleeper" 2>/dev/null || true; sleeper=
+golden_check ps-nopid "$ctl" ps --pid 999999999 $P
+if "$ctl" ps $P --format=json >"$work/ps-all.raw" 2>/dev/null; then json_check ps-all; else echo "FAIL: ps of every process"; fail=1; fi
+
+# ---- preload: a round trip restores the file byte for byte
+r="$work/proot"
+mkdir -p "$r/etc" "$r/usr/lib"
+: >"$r/usr/lib/libshstk_preload.so"
+L="--root $r --library /usr/lib/libshstk_preload.so"
+printf '# site preloads\n/usr/lib/other.so\n  /usr/lib/third.so  # trailing\n' >"$r/etc/ld.so.preload"
+cp "$r/etc/ld.so.preload" "$work/preload.orig"
+golden_check preload-status-off "$ctl" preload status $L
+golden_check preload-enable "$ctl" preload enable $L
+golden_check preload-enable-again "$ctl" preload enable $L
+golden_check preload-file cat "$r/etc/ld.so.preload"
+golden_check preload-status-on "$ctl" preload status $L
+golden_check preload-disable "$ctl" preload disable $L
+if cmp "$r/etc/ld.so.preload" "$work/preload.orig"; then echo "ok: preload round trip is byte for byte"; else echo "FAIL: preload round trip changed the file"; fail=1; fi
+golden_check preload-disable-again "$ctl" preload disable $L
+rm "$r/etc/ld.so.preload"
+"$ctl" preload enable $L >/dev/null
+"$ctl" preload disable $L >/dev/null
+if [ -e "$r/etc/ld.so.preload" ]; then echo "FAIL: preload round trip left a file that did not exist"; fail=1; else echo "ok: preload round trip without a file"; fi
+golden_check preload-missing-lib "$ctl" preload enable --root "$r" --library /usr/lib/nosuch.so
+golden_check preload-usage "$ctl" preload switch $L
+
+# ---- every command documents itself: usage, options, exit status, examples
+for c in status stage allow deny reset decisions violations ps preload explain; do
+	if "$ctl" "$c" --help >"$work/help" 2>&1 && grep -q '^Usage: shstkctl' "$work/help" &&
+		grep -q 'Exit status' "$work/help" && grep -q '^Example' "$work/help"; then
+		echo "ok: $c --help"
+	else
+		echo "FAIL: $c --help lacks usage, exit status or examples"
+		fail=1
+	fi
+done
+exit $fail
