@@ -274,4 +274,10 @@ void shstkd_events_close(struct shstkd *d)
 {
 	while (d->pidfds)
 		unfollow(d, d->pidfds);
+	if (d->events.fd >= 0) {
+		/* Senders then fail at once instead of queueing for nobody. */
+		(void)unlink(d->o.events_path);
+		close(d->events.fd);
+		d->events.fd = -1;
+	}
 }
