@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Evidence bundles: the runs, violations and decisions of one database as a
+ * JSON document that another database imports (`shstkctl export|import`).
+ * Built and read with SQLite's JSON1 functions (json_object,
+ * json_group_array, json_each, ->>), part of every libsqlite3 since 3.38:
+ * no JSON library beside the one the store already links.
+ *
+ * Document (format "shstk-policy-evidence", version 1):
+ *   { "format", "version", "provenance": {host, time_us, tool, database},
+ *     "binaries":   [ per identity seen in the evidence: identity, build_id,
+ *                     path, package, runs, violations, state, decision ],
+ *     "runs":       [ identity, build_id, exe_path, pid, started_us, ended_us,
+ *                     mode_requested, mode_applied, enabled_by, locked, error,
+ *                     exit_status, exit_signal, violations, source ],
+ *     "violations": [ time_us, pid, tid, comm, exe_path, identity, build_id,
+ *                     package, package_version, ip, sp, ssp, ip_object,
+ *                     ip_offset, ret_addr, ret_object, ret_offset, kind,
+ *                     error_code, mode, action, sources,
+ *                     run (index into "runs", or null) ],
+ *     "decisions":  [ identity, path, state, decision, since_us, reason, flags ] }
+ * Every array is in a fixed order, so the export of an imported bundle is
+ * the bundle again (provenance aside).  Local row ids, object ids and
+ * overrides never leave the machine.
+ */
+#ifndef SHSTK_DB_BUNDLE_H
+#define SHSTK_DB_BUNDLE_H
+
+#include <stdint.h>
+
+#include "db.h"
+
+#define SHSTK_BUNDLE_FORMAT "shstk-policy-evidence"
+#define SHSTK_BUNDLE_VERSION 1
+
+/* The whole bundle as one malloc'ed NUL-terminated JSON text in *ret;
+ * @provenance_json is a JSON object text put in as is. */
+int shstk_db_bundle_export(struct shstk_db *db, const char *provenance_json, char **ret);
+
+struct shstk_db_bundle_stats {
+	uint64_t runs, runs_known;             /* added; already present */
+	uint64_t violations, violations_known;
+	uint64_t decisions, decisions_local;   /* added; skipped: the local row wins */
+};
+
+/*
+ * Merges bundle @json into @db in one transaction: a run or violation that
+ * is already present (same identity, pid, start or time, ip, ssp) is not
+ * added twice; a decision is added only for an identity without a local
+ * decision, so local decisions and overrides are never overwritten.
+ * -EBADMSG when the text is not a bundle or a row is malformed, with
+ * "runs[3]: started_us is not an integer" style detail in *ret_msg (free
+ * it; may be NULL); then nothing was changed.
+ */
+int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *ret,
+			   char **ret_msg);
+
+#endif
