@@ -1,0 +1,194 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The packager's commands end to end: `shstkctl verify` on this host (no CET:
+# it must say so and exit 5; the tracer itself with the CET check skipped),
+# `shstkctl gate` on RPMs built here with rpmbuild (clean, force-marked
+# swapcontext sample, truncated), and an export -> import -> export round
+# trip.  Outputs are diffed against tests/integration/golden/pkg-*.expected
+# after normalising what varies (work dir, build-ids, kernel, times, pids).
+# SHSTK_UPDATE_GOLDEN=1 rewrites the expected files.
+set -eu
+ctl="$SHSTK_BUILDDIR/cli/shstkctl"
+preload="$SHSTK_BUILDDIR/preload/libshstk_preload.so"
+golden="$SHSTK_SRCDIR/tests/integration/golden"
+[ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
+[ -f "$preload" ] || { echo "FAIL: $preload not built"; exit 1; }
+command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 (the CLI) not installed"; exit 77; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+export HOME="$work" # no user rpm macros, no user database
+
+norm() {
+	sed -e "s|$work|WORK|g" \
+	    -e 's/[0-9a-f]\{40\}/BUILDID/g' \
+	    -e 's|kernel [^ ]* (.*) / CPU: /proc/cpuinfo [^;]*;|kernel KREL (WHY) / CPU: /proc/cpuinfo FLAGS;|' \
+	    -e 's/"\(time_us\|started_us\|ended_us\|since_us\)":[0-9-]*/"\1":N/g' \
+	    -e 's/"pid":[0-9]*/"pid":N/g'
+}
+
+golden_check() {
+	name=$1
+	shift
+	out="$work/$name.out"
+	rc=0
+	"$@" >"$out" 2>&1 || rc=$?
+	printf 'exit %s\n' "$rc" >>"$out"
+	norm <"$out" >"$out.n"
+	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
+		cp "$out.n" "$golden/pkg-$name.expected"
+	fi
+	if diff -u "$golden/pkg-$name.expected" "$out.n"; then
+		echo "ok - $name"
+	else
+		echo "not ok - $name"
+		fail=1
+	fi
+}
+
+# ---- verify ---------------------------------------------------------------
+golden_check verify-usage "$ctl" verify --preload "$preload"
+if grep -qw user_shstk /proc/cpuinfo; then
+	echo "# this CPU has user shadow stacks: the no-CET case cannot be shown here"
+	rc=0
+	"$ctl" verify --preload "$preload" --db "$work/v.db" -- true || rc=$?
+	[ "$rc" = 0 ] || { echo "not ok - verify-true on a CET machine exited $rc"; fail=1; }
+else
+	golden_check verify-nocet "$ctl" verify --preload "$preload" --db "$work/v.db" -- true
+	[ ! -e "$work/v.db" ] || { echo "not ok - verify without CET touched the database"; fail=1; }
+fi
+# The tracer on its own (tests only): two children that exec, a status passed through.
+golden_check verify-trace env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
+	--db "$work/v.db" -- sh -c '/bin/true; /bin/true; exit 7'
+runs=$(sqlite3 "$work/v.db" "SELECT count(*) || ' ' || sum(ended_us IS NOT NULL) || ' ' || group_concat(DISTINCT source) FROM runs")
+if [ "$runs" = "5 5 verify" ]; then
+	echo "ok - verify-trace recorded 5 ended runs"
+else
+	echo "not ok - verify-trace runs: $runs (want '5 5 verify')"
+	fail=1
+fi
+golden_check verify-signal env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
+	--db "$work/v.db" -- sh -c 'kill -TERM $$'
+golden_check verify-notfound env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
+	--db "$work/v.db" -- /nonexistent/cmd
+
+# ---- gate -------------------------------------------------------------------
+if ! command -v rpmbuild >/dev/null; then
+	echo "SKIP: rpmbuild not installed (Debian: rpm)"
+	exit 77
+fi
+cc=${CC:-cc}
+cat >"$work/hello.c" <<'C'
+#include <stdio.h>
+int main(void) { puts("hello"); return 0; }
+C
+# swapcontext on a C library that does not switch shadow stacks: marked
+# anyway with -z shstk, as a careless build would.
+cat >"$work/ctxdemo.c" <<'C'
+#include <stdio.h>
+#include <ucontext.h>
+static ucontext_t a, b;
+static char stack[16384];
+static void f(void) { puts("in ctx"); swapcontext(&b, &a); }
+int main(void)
+{
+	getcontext(&b);
+	b.uc_stack.ss_sp = stack;
+	b.uc_stack.ss_size = sizeof(stack);
+	makecontext(&b, f, 0);
+	swapcontext(&a, &b);
+	return 0;
+}
+C
+for p in hello ctxdemo; do
+	$cc -O2 -fcf-protection=full -Wl,-z,shstk -Wl,--build-id -o "$work/$p" "$work/$p.c"
+done
+cat >"$work/t.spec" <<'SPEC'
+Name: %{pkgname}
+Version: 1.0
+Release: 1
+Summary: shstkctl gate test package
+License: GPL-2.0-or-later
+%description
+A package built by the shstk-policy test suite.
+%install
+mkdir -p %{buildroot}/usr/bin
+for f in %{bins}; do install -m 755 %{srcdir}/$f %{buildroot}/usr/bin/$f; done
+%files
+/usr/bin/*
+SPEC
+mkrpm() {
+	rpmbuild -bb --nodeps --define "_topdir $work/top" --define "pkgname $1" --define "bins $2" \
+		--define "srcdir $work" --define '_build_id_links none' --define '__strip /bin/true' \
+		--define 'debug_package %{nil}' "$work/t.spec" >"$work/rpmbuild-$1.log" 2>&1 ||
+		{ cat "$work/rpmbuild-$1.log"; echo "FAIL: rpmbuild $1"; exit 1; }
+	cp "$work"/top/RPMS/*/"$1"-1.0-1.*.rpm "$work/$1.rpm"
+}
+mkrpm pkg-clean hello
+mkrpm pkg-ctx "hello ctxdemo"
+# The header survives, the payload is cut short.
+size=$(stat -c %s "$work/pkg-ctx.rpm")
+head -c $((size - 2000)) "$work/pkg-ctx.rpm" >"$work/pkg-trunc.rpm"
+
+cd "$work"
+gdb="$work/gate.db"
+golden_check gate-clean "$ctl" gate --db "$gdb" pkg-clean.rpm
+golden_check gate-ctx-default "$ctl" gate --db "$gdb" pkg-clean.rpm pkg-ctx.rpm
+golden_check gate-ctx-policy "$ctl" gate --db "$gdb" --policy "$SHSTK_SRCDIR/policies/examples/packager-gate.conf" pkg-ctx.rpm
+golden_check gate-strict "$ctl" gate --db "$gdb" --strict pkg-clean.rpm
+golden_check gate-trunc "$ctl" gate --db "$gdb" pkg-clean.rpm pkg-trunc.rpm
+printf 'not an rpm\n' >junk.rpm
+golden_check gate-junk "$ctl" gate --db "$gdb" junk.rpm
+golden_check gate-json-policy "$ctl" gate --db "$gdb" --format json \
+	--policy "$SHSTK_SRCDIR/policies/examples/packager-gate.conf" pkg-ctx.rpm
+
+# Evidence from elsewhere: a bundle with a violation of ctxdemo's build, as a
+# verify run on a CET machine would have recorded it.
+"$ctl" gate --db "$gdb" --format json pkg-ctx.rpm >gate.json || true
+bid=$(sqlite3 :memory: "SELECT json_extract(value, '\$.build_id') FROM json_each(json_extract(readfile('gate.json'), '\$.packages[0].binaries')) WHERE json_extract(value, '\$.path') = '/usr/bin/ctxdemo'")
+[ -n "$bid" ] || { echo "FAIL: no build-id for ctxdemo"; exit 1; }
+cat >violation.json <<JSON
+{"format":"shstk-policy-evidence","version":1,"provenance":{"host":"buildfarm"},
+ "runs":[{"identity":"build-id:$bid","build_id":"$bid","exe_path":"/usr/bin/ctxdemo","pid":4242,
+   "started_us":1764755000000000,"ended_us":1764755000500000,"mode_requested":"enforce",
+   "mode_applied":"enforce","enabled_by":"preload","locked":1,"error":0,"exit_status":null,
+   "exit_signal":11,"violations":1,"source":"verify"}],
+ "violations":[{"time_us":1764755000400000,"pid":4242,"tid":4242,"comm":"ctxdemo",
+   "exe_path":"/usr/bin/ctxdemo","identity":"build-id:$bid","build_id":"$bid","package":"pkg-ctx",
+   "package_version":"1.0-1","ip":4198700,"sp":140737488346000,"ssp":140737354125304,
+   "ip_object":"/usr/bin/ctxdemo","ip_offset":4396,"ret_addr":4198800,"ret_object":"/usr/bin/ctxdemo",
+   "ret_offset":4496,"kind":"near ret","error_code":1,"mode":"enforce","action":"killed","sources":8,"run":0}],
+ "decisions":[{"identity":"build-id:$bid","path":"/usr/bin/ctxdemo","state":"quarantined",
+   "decision":"off","since_us":1764755000400000,"reason":"violation: near ret","flags":0}]}
+JSON
+golden_check import-violation "$ctl" import --db "$gdb" violation.json
+golden_check import-again "$ctl" import --db "$gdb" violation.json
+golden_check gate-evidence "$ctl" gate --db "$gdb" pkg-clean.rpm pkg-ctx.rpm
+
+# ---- import round trip ------------------------------------------------------
+# A: the verify runs plus the imported violation; B: empty.
+"$ctl" import --db "$work/v.db" violation.json >/dev/null
+"$ctl" export --db "$work/v.db" -o a.json
+"$ctl" import --db "$work/b.db" a.json >/dev/null
+"$ctl" export --db "$work/b.db" -o b.json
+same=$(sqlite3 :memory: "SELECT (json_remove(readfile('a.json'), '\$.provenance') = json_remove(readfile('b.json'), '\$.provenance')) || ' ' || json_array_length(readfile('a.json'), '\$.runs') || ' ' || json_array_length(readfile('a.json'), '\$.violations')")
+if [ "$same" = '1 7 1' ]; then
+	echo "ok - export A -> import B -> export B == export A (7 runs, 1 violation)"
+else
+	echo "not ok - round trip: equal, runs, violations = $same (want 1 7 1)"
+	tr ',' '\n' <a.json >a.lines
+	tr ',' '\n' <b.json >b.lines
+	diff a.lines b.lines | head -20 || true
+	fail=1
+fi
+# A local decision is never replaced by an imported one.
+"$ctl" import --db "$work/c.db" a.json >/dev/null
+sqlite3 "$work/c.db" "UPDATE decisions SET decision = 'audit', state = 'auditing', reason = 'local'"
+golden_check import-keeps-local "$ctl" import --db "$work/c.db" violation.json
+local_dec=$(sqlite3 "$work/c.db" "SELECT decision || ' ' || reason FROM decisions")
+[ "$local_dec" = "audit local" ] || { echo "not ok - local decision replaced: $local_dec"; fail=1; }
+printf '{"format":"shstk-policy-evidence","version":1,"runs":[{"identity":"nope","started_us":1,"source":"verify"}],"violations":[],"decisions":[]}' >bad.json
+golden_check import-bad "$ctl" import --db "$work/b.db" bad.json
+golden_check import-notjson "$ctl" import --db "$work/b.db" hello.c
+exit $fail
