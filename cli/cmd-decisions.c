@@ -191,7 +191,8 @@ int cmd_decisions(int argc, char **argv)
 		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
 		goto out;
 	}
-	qsort(s.v, s.n, sizeof(*s.v), by_path);
+	if (s.n)
+		qsort(s.v, s.n, sizeof(*s.v), by_path);
 	if (fmt == ADMIN_FORMAT_JSON) {
 		l.j = &j;
 		json_begin(&j, stdout);
