@@ -21,7 +21,7 @@ fail=0
 export HOME="$work" # no user rpm macros, no user database
 
 norm() {
-	sed -e "s|$work|WORK|g" \
+	sed -e "s|$work|WORK|g" -e "s|$SHSTK_SRCDIR|SRCDIR|g" \
 	    -e 's/[0-9a-f]\{40\}/BUILDID/g' \
 	    -e 's|kernel [^ ]* (.*) / CPU: /proc/cpuinfo [^;]*;|kernel KREL (WHY) / CPU: /proc/cpuinfo FLAGS;|' \
 	    -e 's/"\(time_us\|started_us\|ended_us\|since_us\)":[0-9-]*/"\1":N/g' \
