@@ -16,10 +16,14 @@ static void help(const char *cmd)
 {
 	bool reset = strcmp(cmd, "reset") == 0;
 
-	printf("Usage: shstkctl %s (PATH | --package NAME | --build-id ID) %s\n"
-	       "                [--policy FILE] [--allowlist FILE] [--db PATH]\n"
-	       "\n",
-	       cmd, reset ? "[--reason TEXT]" : "--reason TEXT");
+	/* fputs, not printf("%s"): gcc's -Wformat-overflow, with the sanitizers
+	 * on, wrongly believes @cmd may be NULL after inlining. */
+	fputs("Usage: shstkctl ", stdout);
+	fputs(cmd, stdout);
+	fputs(reset ? " (PATH | --package NAME | --build-id ID) [--reason TEXT]\n"
+		    : " (PATH | --package NAME | --build-id ID) --reason TEXT\n",
+	      stdout);
+	fputs("                [--policy FILE] [--allowlist FILE] [--db PATH]\n\n", stdout);
 	if (strcmp(cmd, "allow") == 0)
 		fputs("Records an override that makes the matching binaries enforce a shadow stack,\n"
 		      "whatever their evidence and the stage (a quarantined binary included): the\n"
