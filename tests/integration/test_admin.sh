@@ -202,6 +202,13 @@ rm "$r/etc/ld.so.preload"
 "$ctl" preload enable $L >/dev/null
 "$ctl" preload disable $L >/dev/null
 if [ -e "$r/etc/ld.so.preload" ]; then echo "FAIL: preload round trip left a file that did not exist"; fail=1; else echo "ok: preload round trip without a file"; fi
+# An entry among others on one line: only the name goes, the line stays.
+printf '/usr/lib/a.so /usr/lib/libshstk_preload.so:/usr/lib/b.so\n# /usr/lib/libshstk_preload.so in a comment\n' >"$r/etc/ld.so.preload"
+golden_check preload-inline-status "$ctl" preload status $L
+"$ctl" preload disable $L >/dev/null
+golden_check preload-inline-file cat "$r/etc/ld.so.preload"
+golden_check preload-comment-status "$ctl" preload status $L
+rm "$r/etc/ld.so.preload"
 golden_check preload-missing-lib "$ctl" preload enable --root "$r" --library /usr/lib/nosuch.so
 golden_check preload-usage "$ctl" preload switch $L
 
