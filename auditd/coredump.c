@@ -214,7 +214,8 @@ int shstk_core_vaddr_offset(const uint8_t *buf, size_t len, uint64_t vaddr, size
 
 		if (get32(ph) != PT_LOAD_ || vaddr < va || !in_bounds(vaddr - va, n, filesz))
 			continue;
-		if (off > UINT64_MAX - (vaddr - va))
+		/* The caller adds @n to the offset: keep that from wrapping too. */
+		if (off > UINT64_MAX - n - (vaddr - va))
 			return 0;
 		*ret_off = off + (vaddr - va);
 		return 1;

@@ -142,7 +142,6 @@ static int open_file(const char *pattern, const struct shstk_core_specs *s, stru
 
 static void open_dest(const struct shstk_core_specs *s, struct dest *d)
 {
-	_cleanup_free_ char *pattern = NULL;
 	_cleanup_fclose_ FILE *f = fopen(env_or("SHSTK_COREDUMP_SAVED", SHSTK_STATEDIR "/core_pattern.saved"), "re");
 	char buf[256];
 	int r;
