@@ -524,13 +524,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = load_policy(d.o.policy_path, &d.policy, check);
-	if (check || r < 0)
+	if (check || r < 0) {
+		if (check && r >= 0 && access(d.o.policy_path, F_OK) < 0)
+			printf("%s: does not exist; the built-in policy applies\n", d.o.policy_path);
+		shstk_policy_free(d.policy);
 		return r < 0 ? 1 : 0;
+	}
 	if ((d.o.db_path && (free(d.policy->database), !(d.policy->database = strdup(d.o.db_path)))) ||
-	    (d.o.allowlist_path && (free(d.policy->allowlist), !(d.policy->allowlist = strdup(d.o.allowlist_path)))))
+	    (d.o.allowlist_path && (free(d.policy->allowlist), !(d.policy->allowlist = strdup(d.o.allowlist_path))))) {
+		shstk_policy_free(d.policy);
 		return 1;
-	if (hook_op)
-		return hook(hook_op == 1, d.policy->database) < 0 ? 1 : 0;
+	}
+	if (hook_op) {
+		r = hook(hook_op == 1, d.policy->database);
+		shstk_policy_free(d.policy);
+		return r < 0 ? 1 : 0;
+	}
 #if HAVE_SYSTEMD
 	/* Under systemd stderr is a journal stream: use structured entries instead. */
 	d.o.journal = getenv("JOURNAL_STREAM") != NULL;
