@@ -17,7 +17,8 @@
 static char tmpdir[] = "/tmp/shstk-test-bundle.XXXXXX";
 static unsigned seq;
 static const char PROV[] = "{\"host\":\"unit\"}";
-#define BID "build-id:00112233445566778899aabbccddeeff00112233"
+#define HEX "00112233445566778899aabbccddeeff00112233"
+#define BID "build-id:" HEX
 
 static int setup(void **state)
 {
@@ -46,13 +47,13 @@ static struct shstk_db *fresh_db(void)
 static void fill(struct shstk_db *db)
 {
 	struct shstk_db_run run = {
-		.identity = BID, .build_id = BID + 9, .exe_path = "/usr/bin/t", .pid = 100,
+		.identity = BID, .build_id = HEX, .exe_path = "/usr/bin/t", .pid = 100,
 		.started_us = 1000, .ended_us = 2000, .mode_requested = "enforce", .mode_applied = "enforce",
 		.enabled_by = "preload", .locked = true, .exited = true, .exit_status = 0, .source = "verify",
 	};
 	struct shstk_db_violation v = {
 		.time_us = 3500, .pid = 101, .tid = 102, .comm = "t", .exe_path = "/usr/bin/t", .identity = BID,
-		.build_id = BID + 9, .ip = 0x401000, .sp = 0x7ffd0000, .ssp = 0x7f000ff8, .ip_object = "/usr/bin/t",
+		.build_id = HEX, .ip = 0x401000, .sp = 0x7ffd0000, .ssp = 0x7f000ff8, .ip_object = "/usr/bin/t",
 		.ip_offset = 0x1000, .ret_addr = 0x401100, .ret_object = "/usr/bin/t", .ret_offset = 0x1100,
 		.kind = "near ret", .error_code = 1, .mode = "enforce", .action = "killed", .sources = 8,
 	};
