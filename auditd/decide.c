@@ -253,6 +253,29 @@ static int decide_policy(const struct shstk_policy *p, const struct subject *s, 
 	return 0;
 }
 
+/*
+ * The stage in force: `shstkctl stage set` stores an override in the meta
+ * table (the policy file is the administrator's text and is never
+ * rewritten); it beats the file's stage for the CLI and the daemon alike,
+ * so it is applied here, once, rather than by each caller.  Returns @p or
+ * @copy (a shallow copy with the stage replaced, read-only).
+ */
+static const struct shstk_policy *stage_in_force(struct shstk_db *db, const struct shstk_policy *p,
+						 struct shstk_policy *copy)
+{
+	_cleanup_free_ char *v = NULL;
+	int s;
+
+	if (shstk_db_meta_get(db, SHSTK_META_STAGE_OVERRIDE, &v) <= 0 || !v || !v[0])
+		return p;
+	s = shstk_stage_from_name(v);
+	if (s < 0 || (enum shstk_stage)s == p->stage)
+		return p;
+	*copy = *p;
+	copy->stage = (enum shstk_stage)s;
+	return copy;
+}
+
 int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
 			 struct shstk_decide_result *ret)
 {
@@ -402,12 +425,14 @@ static int decide_one(struct shstk_db *db, const struct shstk_policy *p, const c
 int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
 			  bool *ret_changed)
 {
+	struct shstk_policy eff;
 	_cleanup_free_ struct shstk_decide_result *res = malloc(sizeof(*res));
 	bool own, changed = false;
 	int r;
 
 	if (!db || !p || !identity)
 		return -EINVAL;
+	p = stage_in_force(db, p, &eff);
 	if (!res)
 		return -ENOMEM;
 	r = shstk_db_tx_begin(db, &own);
@@ -459,10 +484,14 @@ int shstk_decide_note_stage(struct shstk_db *db, const struct shstk_policy *p, i
 			    int64_t uid, const char *reason, bool *ret_recorded)
 {
 	_cleanup_free_ char *last = NULL;
+	struct shstk_policy eff;
 	const char *stage;
 	int r;
 
-	if (!db || !p || !(stage = shstk_stage_name(p->stage)))
+	if (!db || !p)
+		return -EINVAL;
+	p = stage_in_force(db, p, &eff);
+	if (!(stage = shstk_stage_name(p->stage)))
 		return -EINVAL;
 	r = shstk_db_stage_last(db, &last);
 	if (r < 0)
@@ -540,6 +569,7 @@ static int decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t
 int shstk_decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t now_us,
 		     struct shstk_decide_stats *ret)
 {
+	struct shstk_policy eff;
 	_cleanup_free_ struct shstk_decide_result *res = malloc(sizeof(*res));
 	struct shstk_decide_stats st = { 0 };
 	bool own;
@@ -547,6 +577,7 @@ int shstk_decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t 
 
 	if (!db || !p)
 		return -EINVAL;
+	p = stage_in_force(db, p, &eff);
 	if (!res)
 		return -ENOMEM;
 	r = shstk_db_tx_begin(db, &own);

@@ -43,6 +43,14 @@
 #include "db.h"
 #include "policy.h"
 
+/*
+ * Key of the meta row where `shstkctl stage set` keeps a stage that beats the
+ * policy file's (empty or absent: the file's stage).  shstk_decide_identity(),
+ * _violation(), _all() and _note_stage() apply it themselves;
+ * shstk_decide_compute() does not, so a dry run can try any stage.
+ */
+#define SHSTK_META_STAGE_OVERRIDE "stage.override"
+
 struct shstk_decide_stats {
 	unsigned identities; /* decided */
 	unsigned changed;    /* whose row was created, changed or removed: republish */

@@ -24,7 +24,7 @@
  * rewrites it would fight both.  `shstkctl stage unset`
  * removes the override so that the file's stage applies again.
  */
-#define ADMIN_META_STAGE "stage.override"
+#define ADMIN_META_STAGE SHSTK_META_STAGE_OVERRIDE
 
 enum admin_format { ADMIN_FORMAT_TABLE, ADMIN_FORMAT_JSON };
 

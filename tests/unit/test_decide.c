@@ -122,6 +122,37 @@ static void test_decide_every_stage(void **state)
 	shstk_db_close(db);
 }
 
+/* `shstkctl stage set` stores a stage that beats the file's; the engine
+ * itself applies it, so the daemon and the CLI never disagree, while
+ * shstk_decide_compute() (dry runs) keeps the stage it is given. */
+static void test_decide_stage_override(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT, 2, 2);
+	struct shstk_db *db = fx_open();
+	struct shstk_decide_result *res = calloc(1, sizeof(*res));
+	struct shstk_decide_stats st;
+
+	assert_non_null(res);
+	seven(db);
+	decide_all(db, p, FX_T0 + 10 * FX_DAY_US, &st);
+	assert_string_equal(decision_of(db, ID("b0")), "verified/audit/2");
+
+	assert_int_equal(shstk_db_meta_set(db, SHSTK_META_STAGE_OVERRIDE, "enforce-verified"), 0);
+	decide_all(db, p, FX_T0 + 10 * FX_DAY_US + 1, &st);
+	assert_string_equal(decision_of(db, ID("b0")), "verified/enforce/2");
+	assert_string_equal(fx_query_text(db, "SELECT new_stage FROM stage_history ORDER BY id DESC"),
+			    "enforce-verified");
+	assert_int_equal(shstk_decide_compute(db, p, ID("b0"), res), 0);
+	assert_int_equal(res->decision, SHSTK_DECISION_AUDIT);
+
+	/* `stage unset` leaves an empty value: the file's stage again. */
+	assert_int_equal(shstk_db_meta_set(db, SHSTK_META_STAGE_OVERRIDE, ""), 0);
+	decide_all(db, p, FX_T0 + 10 * FX_DAY_US + 2, &st);
+	assert_string_equal(decision_of(db, ID("b0")), "verified/audit/2");
+	free(res);
+	shstk_db_close(db);
+}
+
 static void test_decide_thresholds_distinct_days(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 3, 2);
@@ -477,6 +508,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_decide_every_stage, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_stage_override, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_thresholds_distinct_days, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_violation_quarantines, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_abend_hint_alone, fx_setup, fx_teardown),
