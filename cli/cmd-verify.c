@@ -54,6 +54,13 @@ struct verify_opts {
 struct task {
 	pid_t tid, tgid;
 	int64_t run; /* the run of its process image (0: not recorded) */
+	/* A process image is recorded lazily, once the preload has had its
+	 * chance: at the first violation or at the leader's exit stop, with
+	 * what /proc says is in force then.  Recording "enforce" at exec would
+	 * count runs of static or setuid programs, which the preload never
+	 * touches, as clean shadow-stack runs. */
+	bool run_pending;
+	int64_t run_start_us;
 	bool in_exit;
 };
 
@@ -320,7 +327,7 @@ static struct task *task_find(struct verify_state *s, pid_t tid)
 	return NULL;
 }
 
-static struct task *task_add(struct verify_state *s, pid_t tid, pid_t tgid, int64_t run)
+static struct task *task_add(struct verify_state *s, pid_t tid, pid_t tgid, bool run_pending)
 {
 	struct task *t = task_find(s, tid);
 
@@ -336,7 +343,7 @@ static struct task *task_add(struct verify_state *s, pid_t tid, pid_t tgid, int6
 		s->cap_tasks = cap;
 	}
 	t = &s->tasks[s->n_tasks++];
-	*t = (struct task){ .tid = tid, .tgid = tgid, .run = run };
+	*t = (struct task){ .tid = tid, .tgid = tgid, .run_pending = run_pending, .run_start_us = now_us() };
 	return t;
 }
 
@@ -357,30 +364,70 @@ static void db_failed(struct verify_state *s, int r, const char *what)
 				     shstk_db_errmsg(s->db));
 }
 
-/* A new process image in @pid: a run of its own. */
-static int64_t run_start(struct verify_state *s, pid_t pid)
+/* Does the "Key:" line of /proc/PID/status list @word? */
+static bool status_has(pid_t pid, const char *key, const char *word)
+{
+	char path[64], line[512];
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t n = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, n) != 0 || line[n] != ':')
+			continue;
+		for (char *w = strtok(line + n + 1, " \t\n"); w; w = strtok(NULL, " \t\n"))
+			if (strcmp(w, word) == 0)
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/* Records the run of @t's process image (its leader) if it is pending, with
+ * the mode the kernel shows in force now (x86_Thread_features: of the main
+ * thread, which the preload enabled). */
+static void run_record(struct verify_state *s, struct task *t)
 {
 	char exe[4096], id[160];
 	struct shstk_run_obs o;
+	const char *applied;
 	int64_t run = 0;
 	int r;
 
-	if (exe_identity(pid, exe, sizeof(exe), id, sizeof(id)) < 0)
-		return 0;
+	if (!t->run_pending)
+		return;
+	t->run_pending = false;
+	if (exe_identity(t->tid, exe, sizeof(exe), id, sizeof(id)) < 0)
+		return;
+	applied = !status_has(t->tid, "x86_Thread_features", "shstk") ? "off"
+		  : status_has(t->tid, "x86_Thread_features", "audit") ? "audit"
+								       : "enforce";
 	o = (struct shstk_run_obs){
 		.source = "verify",
-		.time_us = now_us(),
-		.pid = pid,
+		.time_us = t->run_start_us,
+		.pid = t->tid,
 		.identity = id,
 		.exe = exe,
 		.requested = s->o->mode,
-		.applied = s->o->mode,
-		.enabled_by = "preload",
+		.applied = applied,
+		.enabled_by = strcmp(applied, "off") != 0 ? "preload" : NULL,
+		.locked = status_has(t->tid, "x86_Thread_features_locked", "shstk"),
 	};
 	r = shstk_record_run_start(s->db, &o, &run);
 	if (r < 0)
 		db_failed(s, r, "a run");
-	return run;
+	t->run = run;
+}
+
+/* The leader task of @t's process. */
+static struct task *leader_of(struct verify_state *s, struct task *t)
+{
+	struct task *l = task_find(s, t->tgid);
+
+	return l ? l : t;
 }
 
 static void run_end(struct verify_state *s, struct task *t, int status)
@@ -410,6 +457,8 @@ static void on_cperr(struct verify_state *s, struct task *t)
 	bool isnew;
 	int r;
 
+	/* The run first, so that the violation is counted against it. */
+	run_record(s, leader_of(s, t));
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &regs) == 0) {
 		v.ip = regs.rip;
 		(void)addr_object(t->tid, v.ip, v.ip_obj, sizeof(v.ip_obj), &v.ip_off);
@@ -468,6 +517,7 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	char exe[256], idbuf[160], comm[64];
 
 	t->in_exit = true;
+	run_record(s, leader_of(s, t));
 	if (strcmp(s->o->mode, "audit") != 0)
 		return;
 	count = status_field(t->tid, "x86_Thread_shstk_violations");
@@ -518,12 +568,13 @@ static void on_new_task(struct verify_state *s, struct task *parent, pid_t child
 
 	tgid = status_field(child, "Tgid");
 	if (tgid > 0 && tgid == parent->tgid) {
-		(void)task_add(s, child, parent->tgid, 0); /* a thread: its process's run */
+		(void)task_add(s, child, parent->tgid, false); /* a thread: its process's run */
 		return;
 	}
 	s->processes++;
-	/* A forked child runs its parent's image: a run of that identity. */
-	if (!task_add(s, child, child, run_start(s, child)))
+	/* A forked child runs its parent's image: a run of that identity
+	 * (unless it execs first: see PTRACE_EVENT_EXEC). */
+	if (!task_add(s, child, child, true))
 		shstkctl_error_errno(-ENOMEM, "verify: tracking pid %d", (int)child);
 }
 
@@ -535,7 +586,7 @@ static void on_stop(struct verify_state *s, pid_t tid, int status)
 	siginfo_t si;
 
 	if (!t) /* a new task's first stop can overtake its parent's event */
-		t = task_add(s, tid, tid, 0);
+		t = task_add(s, tid, tid, false);
 	if (!t)
 		return;
 	switch (event) {
@@ -551,7 +602,12 @@ static void on_stop(struct verify_state *s, pid_t tid, int status)
 			task_remove(s, (pid_t)msg);
 		s->execs++;
 		t->tgid = tid;
-		t->run = run_start(s, tid);
+		/* The old image is gone: a fork child that never got past exec is
+		 * not a run (its image is no longer readable); one that was recorded
+		 * (it violated) is superseded by the new run. */
+		t->run = 0;
+		t->run_pending = true;
+		t->run_start_us = now_us();
 		break;
 	case PTRACE_EVENT_EXIT:
 		on_exit_stop(s, t);
@@ -688,7 +744,7 @@ static int start_traced(struct verify_state *s, const struct verify_opts *o, con
 		return r;
 	}
 	s->processes = 1;
-	if (!task_add(s, pid, pid, 0))
+	if (!task_add(s, pid, pid, false))
 		return -ENOMEM;
 	/* The SIGCONT arrives as a signal-delivery-stop and is passed on. */
 	(void)kill(pid, SIGCONT);
