@@ -383,6 +383,7 @@ static int run(struct shstkd *d)
 	if (access(SHSTK_RUNDIR, W_OK) == 0)
 		write_pidfile();
 	sd_notify(0, "READY=1\nSTATUS=watching");
+	arm_timer(d); /* the watchdog's first ping */
 	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);
 	while (!d->quit) {
 		struct epoll_event ev[16];

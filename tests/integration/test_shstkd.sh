@@ -132,6 +132,25 @@ pid=
 wait "$npid" 2>/dev/null || true
 grep -q STOPPING=1 "$w/notify.log" || { echo "FAIL: no STOPPING=1"; fail=1; }
 
+# 4b. WATCHDOG_USEC: pings at half the interval (and only then a timer).
+python3 "$w/notify.py" "$w/notify2" "$al" "$w/notify2.log" &
+npid=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$w/notify2" ] && break; sleep 0.1; done
+WATCHDOG_USEC=400000 NOTIFY_SOCKET="$w/notify2" "$d" -c "$pol" --db "$db" --allowlist "$al" \
+	--events-socket "$ev" --no-kmsg --no-audit >>"$w/shstkd.log" 2>&1 &
+pid=$!
+sleep 1.5
+kill -TERM "$pid"
+wait "$pid" || true
+pid=
+wait "$npid" 2>/dev/null || true
+pings=$(grep -c WATCHDOG=1 "$w/notify2.log" || true)
+if [ "$pings" -ge 4 ]; then
+	echo "ok: $pings WATCHDOG=1 pings in 1.5 s (interval 0.4 s)"
+else
+	echo "FAIL: $pings watchdog pings"; fail=1
+fi
+
 # 5. kill -9 rounds.  Something to decide: a scan of a few real binaries.
 "$ctl" --quiet --db "$db" scan --no-progress --no-packages /usr/bin/true /usr/bin/env /usr/bin/dash >/dev/null 2>&1 || true
 runs0=$(sqlite3 "$db" 'select count(*) from runs')
