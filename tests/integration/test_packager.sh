@@ -85,7 +85,7 @@ golden_check verify-signal env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --pre
 # Job control: a traced process that stops itself stays stopped (group-stop,
 # PTRACE_LISTEN) until SIGCONT, then goes on; a handled signal is delivered.
 golden_check verify-stop-cont env SHSTK_VERIFY_SKIP_CET_CHECK=1 timeout 20 "$ctl" verify --preload "$preload" \
-	--db "$work/v.db" -- sh -c '(sleep 0.3; kill -CONT $$) & kill -STOP $$; echo resumed; trap "echo got USR1" USR1; kill -USR1 $$; wait'
+	--db "$work/v.db" -- sh -c 't0=$(date +%s%N); (sleep 0.5; kill -CONT $$) & kill -STOP $$; t1=$(date +%s%N); [ $((t1 - t0)) -ge 400000000 ] && echo "stayed stopped until SIGCONT"; trap "echo got USR1" USR1; kill -USR1 $$; wait'
 golden_check verify-notfound env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
 	--db "$work/v.db" -- /nonexistent/cmd
 
@@ -186,13 +186,14 @@ golden_check gate-evidence "$ctl" gate --db "$gdb" pkg-clean.rpm pkg-ctx.rpm
 # A: the verify runs plus the imported violation; B: empty.
 "$ctl" import --db "$work/v.db" violation.json >/dev/null
 "$ctl" export --db "$work/v.db" -o a.json
+nruns=$(sqlite3 "$work/v.db" "SELECT count(*) FROM runs")
 "$ctl" import --db "$work/b.db" a.json >/dev/null
 "$ctl" export --db "$work/b.db" -o b.json
 same=$(sqlite3 :memory: "SELECT (json_remove(readfile('a.json'), '\$.provenance') = json_remove(readfile('b.json'), '\$.provenance')) || ' ' || json_array_length(readfile('a.json'), '\$.runs') || ' ' || json_array_length(readfile('a.json'), '\$.violations')")
-if [ "$same" = '1 8 1' ]; then
-	echo "ok - export A -> import B -> export B == export A (8 runs, 1 violation)"
+if [ "$same" = "1 $nruns 1" ] && [ "$nruns" -ge 8 ]; then
+	echo "ok - export A -> import B -> export B == export A ($nruns runs, 1 violation)"
 else
-	echo "not ok - round trip: equal, runs, violations = $same (want 1 8 1)"
+	echo "not ok - round trip: equal, runs, violations = $same (want 1 $nruns 1)"
 	tr ',' '\n' <a.json >a.lines
 	tr ',' '\n' <b.json >b.lines
 	diff a.lines b.lines | head -20 || true
