@@ -231,6 +231,17 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* The target of /proc/PID/exe ("" when unreadable). */
+static void exe_path(pid_t pid, char *buf, size_t len)
+{
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
+	n = readlink(proc, buf, len - 1);
+	buf[n > 0 ? (size_t)n : 0] = '\0';
+}
+
 /* The identity of /proc/PID/exe in the database's text form. */
 static int exe_identity(pid_t pid, char *exe, size_t exelen, char *id, size_t idlen)
 {
@@ -239,11 +250,9 @@ static int exe_identity(pid_t pid, char *exe, size_t exelen, char *id, size_t id
 	struct shstk_err err = {};
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	ssize_t n;
 
+	exe_path(pid, exe, exelen);
 	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
-	n = readlink(proc, exe, exelen - 1);
-	exe[n > 0 ? (size_t)n : 0] = '\0';
 	fd = open(proc, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
@@ -476,10 +485,7 @@ static void on_cperr(struct verify_state *s, struct task *t)
 		}
 	}
 	read_text(t->tid, "comm", comm, sizeof(comm));
-	{
-		char id_unused[160];
-		(void)exe_identity(t->tgid, v.exe, sizeof(v.exe), id_unused, sizeof(id_unused));
-	}
+	exe_path(t->tgid, v.exe, sizeof(v.exe));
 	o = (struct shstk_violation_obs){
 		.source = SHSTK_SRC_PTRACE,
 		.time_us = now_us(),
@@ -514,7 +520,8 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	long count;
 	int64_t id;
 	bool isnew;
-	char exe[256], idbuf[160], comm[64];
+	char exe[256], comm[64];
+	int r;
 
 	t->in_exit = true;
 	run_record(s, leader_of(s, t));
@@ -524,8 +531,7 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	if (count <= 0)
 		return;
 	read_text(t->tid, "comm", comm, sizeof(comm));
-	exe[0] = '\0';
-	(void)exe_identity(t->tgid, exe, sizeof(exe), idbuf, sizeof(idbuf));
+	exe_path(t->tgid, exe, sizeof(exe));
 	for (long i = 0; i < count; i++) {
 		o = (struct shstk_violation_obs){
 			.source = SHSTK_SRC_PTRACE,
@@ -537,8 +543,9 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 			.mode = "audit",
 			.action = "continued",
 		};
-		if (shstk_record_violation(s->db, &o, &id, &isnew) < 0)
-			db_failed(s, -EIO, "a violation");
+		r = shstk_record_violation(s->db, &o, &id, &isnew);
+		if (r < 0)
+			db_failed(s, r, "a violation");
 		if (s->violations < MAX_VIOLATIONS_SHOWN) {
 			s->seen[s->violations] = (struct violation_seen){ .pid = t->tgid, .tid = t->tid };
 			snprintf(s->seen[s->violations].exe, sizeof(s->seen[0].exe), "%s", exe);
