@@ -50,9 +50,42 @@ static unsigned each_line(const char *name, int want)
 static void test_parse_audit_fixtures(void **state)
 {
 	assert_int_equal(each_line("audit-1704-ok.txt", 1), 5);
+	assert_int_equal(each_line("audit-1704-bochs-ok.txt", 1), 8);
 	assert_int_equal(each_line("audit-1701-ok.txt", 1), 2);
 	assert_int_equal(each_line("audit-ignored.txt", 0), 4);
 	assert_int_equal(each_line("audit-bad.txt", -EBADMSG), 21);
+}
+
+/* A record the patched kernel really printed under Bochs CET emulation
+ * (bochs-preload lane: tp-ljmp violating in audit mode and surviving). */
+static void test_parse_audit_captured_bochs(void **state)
+{
+	FILE *f = open_fixture("audit-1704-bochs-ok.txt");
+	char line[8192];
+	bool seen = false;
+
+	while (fgets(line, sizeof(line), f)) {
+		struct shstk_audit_record r;
+		struct shstk_err err = { "" };
+
+		assert_int_equal(shstk_audit_parse(line, strlen(line), 0, &r, &err), 1);
+		assert_int_equal(r.type, 1704);
+		assert_true(shstk_audit_is_violation(&r));
+		assert_true(strcmp(r.mode, "audit") == 0 || strcmp(r.mode, "enforce") == 0);
+		assert_string_equal(strcmp(r.mode, "audit") == 0 ? "continued" : "killed", r.action);
+		if (r.pid != 118)
+			continue;
+		seen = true;
+		assert_int_equal(r.serial, 3);
+		assert_int_equal(r.tid, 118);
+		assert_string_equal(r.comm, "tp-ljmp");
+		assert_string_equal(r.exe, "/payload/tp-ljmp");
+		assert_true(r.ip == 0x562771246375 && r.sp == 0x7fff6eb115c8 && r.ssp == 0x7fecb8a2dfa0);
+		assert_string_equal(r.kind, "near ret");
+		assert_string_equal(r.mode, "audit");
+	}
+	fclose(f);
+	assert_true(seen);
 }
 
 static int parse_line(const char *name, unsigned lineno, struct shstk_audit_record *r)
@@ -181,6 +214,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_audit_fixtures),
+		cmocka_unit_test(test_parse_audit_captured_bochs),
 		cmocka_unit_test(test_parse_audit_fields),
 		cmocka_unit_test(test_parse_audit_netlink),
 		cmocka_unit_test(test_parse_audit_truncated),
