@@ -484,12 +484,14 @@ static int read_section_notes(struct reader *r)
 static int read_interp(struct reader *r, size_t i)
 {
 	const GElf_Phdr *p = &r->ph[i];
-	const char *s = (const char *)r->img + p->p_offset;
+	const char *s;
 	int ret;
 
+	/* Bounds first: even forming img + p_offset past the image is undefined. */
 	ret = check_segment(r, i);
 	if (ret < 0)
 		return ret;
+	s = (const char *)r->img + p->p_offset;
 	r->have_interp = true;
 	/* Separate debug files (objcopy --only-keep-debug) keep the program
 	 * headers but empty their contents: an interpreter with no path. */
