@@ -9,7 +9,8 @@
 #   2. host tests in a build matrix: {gcc, clang} x {plain, ASan+UBSan}, -Werror
 #      (suites unit, integration, kernel; fuzz in the clang build)
 #   3. the patched kernel (cached under $SHSTK_CACHE, default /var/cache/shstk-policy)
-#   4. the emulator lanes (QEMU TCG and Bochs 3.0 CET emulation), serially
+#   4. the emulators and the other cached lane inputs (scripts/ci-prepare.d/)
+#   5. the emulator lanes (QEMU TCG and Bochs 3.0 CET emulation), serially
 #
 # Environment: SHSTK_CACHE (cache dir), SHSTK_TEST_QUICK=1 (one build, no
 # kernel/emulator phases: for development only, CI never sets it).
@@ -86,6 +87,13 @@ if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
 	if [ -x tests/emu/setup ]; then
 		run_step emulators tests/emu/setup
 	fi
+	# Further cached inputs of the emulator lanes (a second kernel, guest
+	# images): each executable here is one step, run in name order, its
+	# output in test-artifacts/<name>.log.
+	for prep in scripts/ci-prepare.d/*; do
+		[ -x "$prep" ] || continue
+		run_step "$(basename "$prep")" "$prep"
+	done
 	if [ -f tests/emu/meson.build ]; then
 		step "emulator lanes"
 		meson test -C "$top/build-test-gcc" --print-errorlogs --num-processes 1 --suite emu
