@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Host test of the selftest lanes' guest script (tests/emu/payloads/selftests/run)
+# under busybox, as in the guest: fake selftests print [OK]/[FAIL] lines and
+# exit, and the RESULT line must be what the lanes promise, in patched mode
+# (known-base-failures tolerated) and in base mode (each entry required).
+set -eu
+src=${SHSTK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+payload=$src/tests/emu/payloads/selftests
+bb=/bin/busybox
+if [ ! -x "$bb" ]; then
+	echo "SKIP: $bb missing (apt-get install busybox-static)"
+	exit 77
+fi
+
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/bin" "$t/p/selftests" "$t/tmp"
+for a in $("$bb" --list); do
+	ln -s "$bb" "$t/bin/$a"
+done
+# The script's absolute guest paths, moved under the temporary root.
+sed -e "s|/tmp/|$t/tmp/|g" -e "s|/payload|$t/p|g" "$payload/run" >"$t/p/run"
+
+fails=0
+# selftest body, known-base-failures lines, VERSION variant, expected RESULT regex
+check() {
+	printf '#!/bin/sh\n%s\n' "$1" >"$t/p/selftests/test_shadow_stack"
+	chmod +x "$t/p/selftests/test_shadow_stack"
+	printf '%s\n' "$2" >"$t/p/known-base-failures"
+	rm -f "$t/p/kernel-VERSION"
+	[ -z "$3" ] || echo "variant: $3" >"$t/p/kernel-VERSION"
+	out=$(PATH=$t/bin "$bb" sh "$t/p/run" | grep '^RESULT ' | tr '\n' '|')
+	if echo "$out" | grep -Eq "^$4\$"; then
+		echo "ok: $5"
+	else
+		echo "FAIL: $5: got '$out', expected /$4/"
+		fails=$((fails + 1))
+	fi
+}
+
+ok3='printf "[OK]\ta\n[OK]\tb\n[OK]\tc\n"'
+uffd='printf "[FAIL]\tUserfaultfd test\n"'
+other='printf "[FAIL]\tOther test\n"'
+entry='test_shadow_stack Userfaultfd test'
+r='RESULT selftest-test_shadow_stack'
+
+check "$ok3; $uffd; exit 1" "$entry" "" \
+	"$r PASS 3 \[OK\]; expected base-kernel failure: Userfaultfd test;\|" \
+	"patched: the known failure is tolerated"
+check "$ok3; exit 0" "$entry" "patched" "$r PASS 3 \[OK\]\|" \
+	"patched: passing without the known failure is a pass"
+check "$ok3; $uffd; $other; exit 1" "$entry" "" "$r FAIL printed \[FAIL\] \(exit 1\)\|" \
+	"patched: an unknown [FAIL] fails"
+check "$ok3; $uffd; kill -SEGV \$\$" "$entry" "" "$r FAIL printed \[FAIL\] \(exit 139\)\|" \
+	"patched: a crash after the known failure fails"
+check "$ok3; $uffd; exit 1" "$entry" "base" \
+	"$r PASS base kernel reproduces the known failure: 3 \[OK\]; Userfaultfd test; \(exit 1\)\|" \
+	"base: the known failure reproduced passes"
+check "$ok3; exit 0" "$entry" "base" \
+	"$r FAIL base kernel: known-base-failures entry not reproduced: Userfaultfd test;\|" \
+	"base: an entry that does not fail fails the lane"
+check "$ok3; $uffd; $other; exit 1" "$entry" "base" \
+	"$r FAIL base kernel: \[FAIL\] not in known-base-failures \(exit 1\)\|" \
+	"base: any other [FAIL] fails"
+check "$ok3; $uffd; kill -SEGV \$\$" "$entry" "base" \
+	"$r FAIL base kernel: killed by signal 11\|" \
+	"base: a crash fails"
+check "$ok3; $uffd; exit 0" "$entry" "base" "$r FAIL base kernel: exit 0 after \[FAIL\]\|" \
+	"base: exit 0 after [FAIL] fails"
+check "$ok3; $uffd; exit 1" "$entry
+test_gone Something" "base" \
+	"$r PASS .*\|RESULT known-base-failures FAIL base kernel has no selftest test_gone\|" \
+	"base: an entry for a selftest the kernel lacks fails"
+check "$ok3; exit 0" "" "base" "$r PASS 3 \[OK\]\|" \
+	"base: a selftest with no entry is judged as usual"
+
+[ "$fails" -eq 0 ] || { echo "FAIL: $fails case(s)"; exit 1; }
+echo "all cases passed"
