@@ -35,6 +35,8 @@ static inline void sample_status_field(const char *key, char *val, size_t len)
 		while (*v == ' ' || *v == '\t')
 			v++;
 		n = strcspn(v, "\n");
+		while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+			n--; /* the kernel ends the feature list with a space */
 		if (n >= len)
 			n = len - 1;
 		memcpy(val, v, n);
