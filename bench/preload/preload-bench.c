@@ -2,12 +2,15 @@
 /*
  * Preload benchmark: fork+exec+wait of a trivial dynamically linked program,
  * side by side without a preload, with LD_PRELOAD of an empty library, and with
- * libshstk_preload.so over a small and a 100 000-entry allowlist (with and
- * without a daemon socket listening).  Conditions are interleaved round by
- * round so that drift hits all of them alike; the median round is reported.
- * Prints, asserts nothing: performance is read, not tested.
+ * libshstk_preload.so without an allowlist and over a small and a 100 000-entry
+ * allowlist (with and without a daemon socket listening).  Conditions are
+ * interleaved round by round so that drift hits all of them alike; the median
+ * round is reported.  --compare OLD runs the same preload conditions with a
+ * second build of the library in the same rounds, so that a change is measured
+ * before and after under the same load.  Prints, asserts nothing: performance
+ * is read, not tested.
  *
- *   shstk-preload-bench TRIVIAL PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]
+ *   shstk-preload-bench [--compare OLDPRELOAD] TRIVIAL PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +31,13 @@
 extern char **environ;
 
 struct cond {
-	const char *name;
+	char name[64];
 	char *env[8];
 	double *per_round; /* wall microseconds per exec */
 	double *cpu_round; /* the child's user+system CPU microseconds per exec */
+	double *wall_exec; /* every exec's wall time, for quantiles */
+	double *cpu_exec;  /* every exec's CPU time */
+	size_t nexec;
 };
 
 static double now_us(void)
@@ -57,15 +63,19 @@ static double tv_us(const struct timeval *tv)
 /*
  * One round: n fork+exec+wait of the program with this environment.  Wall time
  * is what a user sees; the child's own CPU time (from wait4) is what the
- * preload adds, and suffers less from other load on the machine.
+ * preload adds, and suffers less from other load on the machine.  With c, every
+ * exec's times are also kept: their lower quantiles are what is left when other
+ * load on the machine did not happen to hit that exec.
  */
-static double run_round(const char *prog, char **env, int n, int drain_fd, double *ret_cpu)
+static double run_round(const char *prog, struct cond *c, char **env, int n, int drain_fd,
+			double *ret_cpu)
 {
 	char *argv[] = { (char *)prog, NULL };
 	char buf[2048];
 	double t0 = now_us(), cpu = 0;
 
 	for (int i = 0; i < n; i++) {
+		double t1 = now_us(), ccpu;
 		struct rusage ru;
 		pid_t pid;
 		int st;
@@ -75,14 +85,25 @@ static double run_round(const char *prog, char **env, int n, int drain_fd, doubl
 			fprintf(stderr, "shstk-preload-bench: %s failed\n", prog);
 			exit(1);
 		}
+		ccpu = tv_us(&ru.ru_utime) + tv_us(&ru.ru_stime);
+		cpu += ccpu;
+		if (c) {
+			c->wall_exec[c->nexec] = now_us() - t1;
+			c->cpu_exec[c->nexec++] = ccpu;
+		}
 		/* A daemon that keeps up: the queue never fills. */
-		cpu += tv_us(&ru.ru_utime) + tv_us(&ru.ru_stime);
 		while (drain_fd >= 0 && recv(drain_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 			;
 	}
 	if (ret_cpu)
 		*ret_cpu = cpu / n;
 	return (now_us() - t0) / n;
+}
+
+static double quantile(double *v, size_t n, double q)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[(size_t)(q * (double)(n - 1))];
 }
 
 static int write_allowlist(const char *path, const struct shstk_al_key *prog_key, size_t n)
@@ -133,18 +154,44 @@ static int program_key(const char *prog, struct shstk_al_key *ret)
 	return r;
 }
 
+/* The preload's conditions for one build of the library, appended to conds. */
+static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label, char *e_pre,
+				char *const e_al[3], char *e_nosock, char *e_sock)
+{
+	static const char *const what[] = { "no allowlist", "10-entry allowlist", "100000 entries",
+					    "100000 + daemon socket" };
+
+	for (size_t i = 0; i < ELEMENTSOF(what); i++) {
+		struct cond *c = &conds[nc + i];
+
+		snprintf(c->name, sizeof(c->name), "%s, %s", label, what[i]);
+		c->env[0] = (char *)"PATH=/usr/bin:/bin";
+		c->env[1] = e_pre;
+		c->env[2] = e_al[i < 2 ? i : 2];
+		c->env[3] = i == 3 ? e_sock : e_nosock;
+		c->env[4] = NULL;
+	}
+	return nc + ELEMENTSOF(what);
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/shstk-preload-bench.XXXXXX";
-	char small[64], large[64], sock[64], e_small[96], e_large[96], e_sock[96], e_nosock[96];
-	char e_pre[4200], e_empty[4200];
+	char missing[64], small[64], large[64], sock[64], e_missing[96], e_small[96], e_large[96];
+	char e_sock[96], e_nosock[96], e_pre[4200], e_old[4200], e_empty[4200];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct shstk_al_key key;
 	int iters = 2000, rounds = 7, sfd;
-	const char *prog;
+	const char *prog, *old = NULL;
 
+	if (argc > 2 && strcmp(argv[1], "--compare") == 0) {
+		old = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: shstk-preload-bench TRIVIAL PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]\n");
+		fprintf(stderr, "usage: shstk-preload-bench [--compare OLDPRELOAD] TRIVIAL PRELOAD EMPTYLIB "
+				"[ITERATIONS [ROUNDS]]\n");
 		return 2;
 	}
 	prog = argv[1];
@@ -157,6 +204,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	iters = iters / rounds > 0 ? iters / rounds : 1;
+	snprintf(missing, sizeof(missing), "%s/missing", dir);
 	snprintf(small, sizeof(small), "%s/small", dir);
 	snprintf(large, sizeof(large), "%s/large", dir);
 	snprintf(sock, sizeof(sock), "%s/events", dir);
@@ -169,32 +217,44 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(e_pre, sizeof(e_pre), "LD_PRELOAD=%s", argv[2]);
+	snprintf(e_old, sizeof(e_old), "LD_PRELOAD=%s", old ? old : "");
 	snprintf(e_empty, sizeof(e_empty), "LD_PRELOAD=%s", argv[3]);
+	snprintf(e_missing, sizeof(e_missing), "SHSTK_ALLOWLIST=%s", missing);
 	snprintf(e_small, sizeof(e_small), "SHSTK_ALLOWLIST=%s", small);
 	snprintf(e_large, sizeof(e_large), "SHSTK_ALLOWLIST=%s", large);
 	snprintf(e_sock, sizeof(e_sock), "SHSTK_EVENTS_SOCKET=%s", sock);
 	snprintf(e_nosock, sizeof(e_nosock), "SHSTK_EVENTS_SOCKET=%s/no-daemon", dir);
 
-	struct cond conds[] = {
-		{ "no preload", { "PATH=/usr/bin:/bin", NULL }, NULL, NULL },
-		{ "LD_PRELOAD empty library", { "PATH=/usr/bin:/bin", e_empty, NULL }, NULL, NULL },
-		{ "preload, 10-entry allowlist", { "PATH=/usr/bin:/bin", e_pre, e_small, e_nosock, NULL }, NULL, NULL },
-		{ "preload, 100000-entry allowlist", { "PATH=/usr/bin:/bin", e_pre, e_large, e_nosock, NULL }, NULL, NULL },
-		{ "preload, 100000 entries, daemon socket", { "PATH=/usr/bin:/bin", e_pre, e_large, e_sock, NULL }, NULL, NULL },
+	char *const e_al[3] = { e_missing, e_small, e_large };
+	struct cond conds[10] = {
+		{ .name = "no preload", .env = { "PATH=/usr/bin:/bin", NULL } },
+		{ .name = "LD_PRELOAD empty library", .env = { "PATH=/usr/bin:/bin", e_empty, NULL } },
 	};
-	size_t nc = ELEMENTSOF(conds);
+	size_t nc = 2;
+
+	nc = add_preload_conds(conds, nc, old ? "new" : "preload", e_pre, e_al, e_nosock, e_sock);
+	if (old)
+		nc = add_preload_conds(conds, nc, "old", e_old, e_al, e_nosock, e_sock);
 
 	for (size_t c = 0; c < nc; c++) {
 		conds[c].per_round = calloc((size_t)rounds, sizeof(double));
 		conds[c].cpu_round = calloc((size_t)rounds, sizeof(double));
-		run_round(prog, conds[c].env, 20, c == nc - 1 ? sfd : -1, NULL); /* warm up */
+		conds[c].wall_exec = calloc((size_t)rounds * (size_t)iters, sizeof(double));
+		conds[c].cpu_exec = calloc((size_t)rounds * (size_t)iters, sizeof(double));
+		if (!conds[c].per_round || !conds[c].cpu_round || !conds[c].wall_exec || !conds[c].cpu_exec)
+			return 1;
+		/* warm up */
+		run_round(prog, NULL, conds[c].env, 20, conds[c].env[3] == e_sock ? sfd : -1, NULL);
 	}
 	for (int r = 0; r < rounds; r++)
 		for (size_t c = 0; c < nc; c++)
-			conds[c].per_round[r] = run_round(prog, conds[c].env, iters, c == nc - 1 ? sfd : -1,
+			conds[c].per_round[r] = run_round(prog, &conds[c], conds[c].env, iters,
+							  conds[c].env[3] == e_sock ? sfd : -1,
 							  &conds[c].cpu_round[r]);
 
 	printf("preload benchmark: %d rounds x %d fork+exec+wait of %s\n", rounds, iters, prog);
+	if (old)
+		printf("new: %s\nold: %s\n", argv[2], old);
 	printf("per exec, median of rounds: wall time, and the child's own CPU time (wait4)\n");
 	printf("%-40s %9s %9s %9s %9s %9s %9s\n", "condition", "wall us", "vs none", "vs empty",
 	       "cpu us", "vs none", "vs empty");
@@ -217,6 +277,26 @@ int main(int argc, char **argv)
 		       c >= 1 ? med / empty : 1.0, cmed, cmed / cbase, c >= 1 ? cmed / cempty : 1.0);
 		free(conds[c].per_round);
 		free(conds[c].cpu_round);
+	}
+	printf("per exec, 25th percentile of all %d execs (less sensitive to other load)\n", rounds * iters);
+	printf("%-40s %9s %9s %9s %9s %9s %9s\n", "condition", "wall us", "vs none", "vs empty",
+	       "cpu us", "vs none", "vs empty");
+	for (size_t c = 0; c < nc; c++) {
+		double w = quantile(conds[c].wall_exec, conds[c].nexec, 0.25);
+		double u = quantile(conds[c].cpu_exec, conds[c].nexec, 0.25);
+
+		if (c == 0) {
+			base = w;
+			cbase = u;
+		}
+		if (c == 1) {
+			empty = w;
+			cempty = u;
+		}
+		printf("%-40s %9.1f %8.3fx %8.3fx %9.1f %8.3fx %8.3fx\n", conds[c].name, w, w / base,
+		       c >= 1 ? w / empty : 1.0, u, u / cbase, c >= 1 ? u / cempty : 1.0);
+		free(conds[c].wall_exec);
+		free(conds[c].cpu_exec);
 	}
 	close(sfd);
 	unlink(sock);
