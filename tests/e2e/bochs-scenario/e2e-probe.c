@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The scenario's own compatible sample: reports the kernel's view of its
+ * shadow stack from inside (/proc/self/status) and, with --hold SEC, stays
+ * alive so that `shstkctl ps` can see the same process from outside.
+ *
+ * It does nothing a shadow stack objects to (every call returns normally),
+ * so built with -fcf-protection=full it is honestly compatible; the
+ * scenario expects it to become verified in stage audit and to run
+ * enforced and locked in stage enforce-verified.
+ *
+ * Output, one line each, prefixed so that no line can pose as a RESULT:
+ *   SAMPLE e2e-probe: features='…' locked='…' violations=…
+ *   SAMPLE e2e-probe: ready pid=N          (with --hold, then waits)
+ * Exit 0; with --hold it exits 0 on SIGTERM or after SEC seconds.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* Copies /proc/self/status field @key into @val ("" when absent). */
+static void status_field(const char *key, char *val, size_t len)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	FILE *f = fopen("/proc/self/status", "re");
+
+	val[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *v = line + klen + 1;
+
+		if (strncmp(line, key, klen) != 0 || line[klen] != ':')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		snprintf(val, len, "%s", v);
+		val[strcspn(val, "\n")] = '\0';
+		break;
+	}
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	char feat[128], locked[128], viol[32];
+	struct sigaction sa = { .sa_handler = on_term };
+	long hold = 0;
+
+	if (argc == 3 && strcmp(argv[1], "--hold") == 0)
+		hold = strtol(argv[2], NULL, 10);
+	else if (argc != 1) {
+		fprintf(stderr, "usage: e2e-probe [--hold SEC]\n");
+		return 2;
+	}
+	status_field("x86_Thread_features", feat, sizeof(feat));
+	status_field("x86_Thread_features_locked", locked, sizeof(locked));
+	status_field("x86_Thread_shstk_violations", viol, sizeof(viol));
+	printf("SAMPLE e2e-probe: features='%s' locked='%s' violations=%s\n", feat, locked, viol[0] ? viol : "-");
+	if (hold <= 0)
+		return 0;
+	sigaction(SIGTERM, &sa, NULL);
+	printf("SAMPLE e2e-probe: ready pid=%d\n", (int)getpid());
+	fflush(stdout);
+	/* sleep() returns early on the signal; the loop covers a spurious wake. */
+	for (long left = hold; left > 0 && !stop;)
+		left = (long)sleep((unsigned)left);
+	return 0;
+}
