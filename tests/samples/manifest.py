@@ -4,6 +4,8 @@
 
   manifest.py check MANIFEST          validate; exit 1 naming the first problem
   manifest.py tsv MANIFEST [OUT]      one line per sample (below), to OUT or stdout
+  manifest.py runtimes MANIFEST [OUT] one line per runtime workload:
+                                      name, runtime, command (space separated)
 
 The busybox guest of the bochs-samples lane has no JSON parser, so meson
 writes this form at build time.  Columns, tab separated, '-' for none
@@ -62,6 +64,17 @@ def load(path):
                 fail("%s: %s has a tab or newline" % (where, k))
     if not names:
         fail("%s: no samples" % path)
+    for i, r in enumerate(m.get("runtimes", [])):
+        where = "%s: runtimes[%d]" % (path, i)
+        for k in ("name", "runtime", "command", "jit_evidence", "expected", "why"):
+            if k not in r:
+                fail("%s: no %r" % (where, k))
+        if not re.fullmatch(r"[a-z0-9-]+", r["name"]) or r["name"] in names:
+            fail("%s: bad or repeated name %r" % (where, r["name"]))
+        names.add(r["name"])
+        # Split on spaces by the shell runners: no argument may hold one.
+        if not r["command"] or any(not a or re.search(r"\s", a) for a in r["command"]):
+            fail("%s: command %r" % (where, r["command"]))
     return m
 
 
@@ -79,17 +92,24 @@ def tsv(m, out):
         out.write("\t".join(row) + "\n")
 
 
+def runtimes(m, out):
+    out.write("#name\truntime\tcommand\n")
+    for r in m.get("runtimes", []):
+        out.write("%s\t%s\t%s\n" % (r["name"], r["runtime"], " ".join(r["command"])))
+
+
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("check", "tsv"):
+    if len(argv) < 3 or argv[1] not in ("check", "tsv", "runtimes"):
         sys.stderr.write(__doc__)
         return 2
     m = load(argv[2])
-    if argv[1] == "tsv":
+    if argv[1] != "check":
+        write = tsv if argv[1] == "tsv" else runtimes
         if len(argv) > 3:
             with open(argv[3], "w", encoding="utf-8") as f:
-                tsv(m, f)
+                write(m, f)
         else:
-            tsv(m, sys.stdout)
+            write(m, sys.stdout)
     return 0
 
 
