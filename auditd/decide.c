@@ -401,6 +401,89 @@ static int store(struct shstk_db *db, const char *identity, const struct shstk_d
 	return r;
 }
 
+static bool imported_reason(const char *reason)
+{
+	return reason && strncmp(reason, SHSTK_DECIDE_IMPORTED_PREFIX, strlen(SHSTK_DECIDE_IMPORTED_PREFIX)) == 0;
+}
+
+bool shstk_decide_is_imported(const struct shstk_db_decision *d)
+{
+	return d && imported_reason(d->reason);
+}
+
+/*
+ * The state of an imported build: what the other machine could see and this
+ * one cannot (its verdict, its risks) stays as it said; the promotion is
+ * this policy's, from the evidence this database holds (the imported runs
+ * among it), so a laxer threshold elsewhere promotes nothing here.
+ */
+static enum shstk_state imported_state(const struct shstk_policy *p, int there, const struct shstk_db_evidence *e)
+{
+	uint64_t need = p->clean_runs > 0 ? p->clean_runs : 1;
+
+	if (e->violations > 0)
+		return SHSTK_STATE_QUARANTINED;
+	if (there < 0 || there == SHSTK_STATE_INELIGIBLE || there == SHSTK_STATE_QUARANTINED)
+		return there < 0 ? SHSTK_STATE_INELIGIBLE : (enum shstk_state)there;
+	if (e->clean_runs >= need && e->clean_days >= p->distinct_days)
+		return SHSTK_STATE_VERIFIED;
+	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
+}
+
+/*
+ * An imported row for a build no local executable has (decide.h): its state
+ * (imported_state), its decision from this policy and this database's
+ * overrides.  The subject
+ * knows only the row's path and the build-id.
+ */
+static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+			   const struct current *c, struct shstk_decide_result *ret)
+{
+	char *paths[1] = { c->path }, *packages[1] = { NULL };
+	int st = shstk_state_from_name(c->state);
+	struct subject s = {
+		.found = true,
+		.path = c->path,
+		.build_id = strncmp(identity, "build-id:", 9) == 0 ? (char *)identity + 9 : NULL,
+		.marked = st > SHSTK_STATE_INELIGIBLE,
+		.paths = paths,
+		.packages = packages,
+		.n = 1,
+	};
+	struct override_pick o = { .identity = identity, .s = &s };
+	char here[sizeof(ret->reason)];
+	const char *cut;
+	size_t n;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->imported = true;
+	r = shstk_db_evidence_get(db, identity, &ret->evidence);
+	if (r >= 0)
+		r = shstk_db_overrides_foreach(db, override_cb, &o);
+	if (r < 0)
+		return r;
+	ret->state = imported_state(p, st, &ret->evidence);
+	ret->violation = ret->evidence.last_violation;
+	snprintf(ret->path, sizeof(ret->path), "%s", c->path ? c->path : "");
+	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)
+		decide_override(p, &s, &o, ret);
+	else if ((r = decide_policy(p, &s, o.rank ? &o : NULL, ret)) < 0)
+		return r;
+	/* What the other machine said stays first; what decides here follows. */
+	memcpy(here, ret->reason, sizeof(here));
+	cut = strstr(c->reason, SHSTK_DECIDE_IMPORTED_HERE);
+	n = cut ? (size_t)(cut - c->reason) : strlen(c->reason);
+	n = n < sizeof(ret->reason) - 1 ? n : sizeof(ret->reason) - 1;
+	memcpy(ret->reason, c->reason, n);
+	ret->reason[n] = '\0';
+	strncat(ret->reason, SHSTK_DECIDE_IMPORTED_HERE, sizeof(ret->reason) - 1 - n);
+	n = strlen(ret->reason);
+	strncat(ret->reason, here, sizeof(ret->reason) - 1 - n);
+	evidence_json(ret, 0, ret->evidence_json, sizeof(ret->evidence_json));
+	return 0;
+}
+
 static int decide_one(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
 		      bool *ret_changed, struct shstk_decide_result *res)
 {
@@ -414,6 +497,11 @@ static int decide_one(struct shstk_db *db, const struct shstk_policy *p, const c
 	if (r >= 0) {
 		if (res->decidable)
 			r = store(db, identity, res, &c, now_us, ret_changed);
+		else if (c.exists && imported_reason(c.reason)) {
+			r = decide_imported(db, p, identity, &c, res);
+			if (r >= 0)
+				r = store(db, identity, res, &c, now_us, ret_changed);
+		}
 		else if (c.exists && (r = forget(db, identity, &c, now_us)) >= 0)
 			*ret_changed = true;
 	}
@@ -553,7 +641,10 @@ static int decide_all(struct shstk_db *db, const struct shstk_policy *p, int64_t
 			break;
 		st->changed += changed;
 		if (!res->decidable) {
-			st->removed += changed;
+			if (res->imported)
+				st->imported++;
+			else
+				st->removed += changed;
 			continue;
 		}
 		st->identities++;

@@ -31,6 +31,24 @@
  * override: the preload then applies them even when a loaded object lacks
  * the SHSTK marking (on Debian, every object does).
  *
+ * Imported decisions: `shstkctl import` adds a bundle's decision row only
+ * for an identity this database has no decision for, and marks it: its
+ * reason starts with SHSTK_DECIDE_IMPORTED_PREFIX ("imported from HOST:
+ * STATE/DECISION there: THEIR REASON").  While no local executable has the
+ * identity, the engine keeps such a row instead of removing it (the build
+ * it describes may be installed tomorrow, and an administrator reviewing
+ * `decisions` should see what the other machine concluded).  Its state keeps
+ * what only the other machine could see (ineligible, or quarantined for a
+ * risk), but promotion follows THIS policy's thresholds over the evidence
+ * this database holds (imported runs included; a violation quarantines),
+ * and its decision is what this policy makes of that state, overrides
+ * included, appended to the reason after SHSTK_DECIDE_IMPORTED_HERE: the
+ * allowlist lists every decision row, and another machine's stage or
+ * thresholds must not enforce anything here.  Once a scan records an executable with the
+ * identity, it is decided like any other from the evidence, imported runs
+ * and violations included, and the history shows the step from the
+ * imported decision.
+ *
  * Functions return >= 0 or -errno and do not log.  Each opens its own
  * transaction unless the caller has one open.
  */
@@ -51,10 +69,14 @@
  */
 #define SHSTK_META_STAGE_OVERRIDE "stage.override"
 
+#define SHSTK_DECIDE_IMPORTED_PREFIX "imported from "
+#define SHSTK_DECIDE_IMPORTED_HERE " | here: "
+
 struct shstk_decide_stats {
 	unsigned identities; /* decided */
 	unsigned changed;    /* whose row was created, changed or removed: republish */
 	unsigned removed;    /* decisions dropped: no object has the identity any more */
+	unsigned imported;   /* imported decisions kept for builds not installed here */
 	unsigned by_state[SHSTK_STATE_MAX + 1];
 	unsigned by_decision[SHSTK_DECISION_MAX + 1];
 };
@@ -62,6 +84,7 @@ struct shstk_decide_stats {
 /* What the engine concludes for one identity (shstk_decide_compute). */
 struct shstk_decide_result {
 	bool decidable;      /* false: no object with a verdict has this identity */
+	bool imported;       /* not decidable, but an imported decision row was kept */
 	enum shstk_state state;
 	enum shstk_decision decision;
 	uint32_t flags;      /* SHSTK_AL_E_* */
@@ -73,6 +96,9 @@ struct shstk_decide_result {
 	char reason[512];    /* "<what decided>: <why>" */
 	char evidence_json[256]; /* {"clean_runs":N,"days":D,"violations":V,...} */
 };
+
+/* Whether decision row @d is an imported one kept for a build not installed here. */
+bool shstk_decide_is_imported(const struct shstk_db_decision *d);
 
 /* Computes without writing anything (what `shstkctl explain` shows). */
 int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, const char *identity,

@@ -11,20 +11,10 @@
 #include "admin.h"
 #include "common.h"
 #include "config.h"
+#include "json.h"
 #include "publish.h"
 
 #define POLICY_PATH SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME
-
-int admin_parse_format(const char *s, enum admin_format *ret)
-{
-	if (strcmp(s, "table") == 0)
-		*ret = ADMIN_FORMAT_TABLE;
-	else if (strcmp(s, "json") == 0)
-		*ret = ADMIN_FORMAT_JSON;
-	else
-		return -EINVAL;
-	return 0;
-}
 
 int64_t admin_now_us(void)
 {
@@ -144,6 +134,21 @@ int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy
 		printf("re-decided %u executable%s (%u changed); published %s generation %llu\n", st.identities,
 		       st.identities == 1 ? "" : "s", st.changed, al, (unsigned long long)gen);
 	return SHSTKCTL_EXIT_OK;
+}
+
+void admin_decision_json(struct json *j, const struct shstk_db_decision *d)
+{
+	json_kv_string(j, "state", d->state);
+	json_kv_string(j, "decision", d->decision);
+	json_kv_int(j, "since_us", d->since_us);
+	json_kv_string(j, "reason", d->reason);
+	if (d->override)
+		json_kv_int(j, "override", d->override);
+	else
+		json_kv_string(j, "override", NULL);
+	json_kv_uint(j, "flags", d->flags);
+	json_kv_bool(j, "ignore_marking", d->flags & SHSTK_AL_E_IGNORE_MARKING);
+	json_kv_bool(j, "imported", shstk_decide_is_imported(d));
 }
 
 const char *admin_format_time(int64_t us, char *buf, size_t len)

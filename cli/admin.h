@@ -26,11 +26,6 @@
  */
 #define ADMIN_META_STAGE SHSTK_META_STAGE_OVERRIDE
 
-enum admin_format { ADMIN_FORMAT_TABLE, ADMIN_FORMAT_JSON };
-
-/* 0 and *ret for "table" or "json", else -EINVAL. */
-int admin_parse_format(const char *s, enum admin_format *ret);
-
 struct admin_policy {
 	struct shstk_policy *p;   /* stage override applied */
 	char source[4200];        /* "FILE" or "built-in default (FILE does not exist)" */
@@ -61,6 +56,17 @@ int64_t admin_now_us(void);
  * Returns an exit code.
  */
 int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy *ap, const char *allowlist);
+
+struct json;
+
+/*
+ * A decision row's members, written into the JSON object the caller has
+ * open: state, decision, since_us, reason, override (null when none),
+ * flags (SHSTK_AL_E_*), ignore_marking, and imported (the row came from
+ * `shstkctl import` and no local executable has the identity yet).  One
+ * writer so that `decisions` and `explain` describe a decision alike.
+ */
+void admin_decision_json(struct json *j, const struct shstk_db_decision *d);
 
 /* "YYYY-MM-DD HH:MM:SS" UTC, or "-" for 0. */
 const char *admin_format_time(int64_t us, char *buf, size_t len);

@@ -59,15 +59,7 @@ static int row(const struct shstk_db_decision *d, void *ud)
 		json_object_open(l->j);
 		json_kv_string(l->j, "path", d->path);
 		json_kv_string(l->j, "identity", d->identity);
-		json_kv_string(l->j, "state", d->state);
-		json_kv_string(l->j, "decision", d->decision);
-		json_kv_int(l->j, "since_us", d->since_us);
-		json_kv_string(l->j, "reason", d->reason);
-		if (d->override)
-			json_kv_int(l->j, "override", d->override);
-		else
-			json_kv_string(l->j, "override", NULL);
-		json_kv_uint(l->j, "flags", d->flags);
+		admin_decision_json(l->j, d);
 		json_object_close(l->j);
 		return 0;
 	}
@@ -146,7 +138,7 @@ int cmd_decisions(int argc, char **argv)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
 	struct list l = {};
 	struct sorted s = {};
 	struct shstk_db *db = NULL;
@@ -168,8 +160,8 @@ int cmd_decisions(int argc, char **argv)
 			l.decision = optarg;
 			break;
 		case 'f':
-			if (admin_parse_format(optarg, &fmt) < 0)
-				return shstkctl_usage_error("decisions", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("decisions", optarg, &fmt) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;
@@ -193,7 +185,7 @@ int cmd_decisions(int argc, char **argv)
 	}
 	if (s.n)
 		qsort(s.v, s.n, sizeof(*s.v), by_path);
-	if (fmt == ADMIN_FORMAT_JSON) {
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		l.j = &j;
 		json_begin(&j, stdout);
 		json_array_open(&j);

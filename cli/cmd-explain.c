@@ -18,6 +18,7 @@ enum { EXPLAIN_EXIT_NOT_ELF = 3 };
 static void help(void)
 {
 	fputs("Usage: shstkctl explain [--format=table|json] [--live] [--root DIR] [--db PATH] PATH\n"
+	      "       shstkctl explain [--format=table|json] [--db PATH] --identity IDENTITY\n"
 	      "\n"
 	      "Explains why the binary at PATH is or is not eligible for a shadow stack:\n"
 	      "its ELF facts and x86 feature marking (SHSTK, IBT, and which note they came\n"
@@ -36,19 +37,26 @@ static void help(void)
 	      "and why, the evidence (runs, clean runs and days, violations), every change of\n"
 	      "the decision, the violations and the most recent runs.\n"
 	      "\n"
+	      "With --identity, only that second part, for an identity as 'shstkctl decisions'\n"
+	      "lists it (build-id:HEX or file:DEV:INO:SIZE:MTIME), whether or not a file with\n"
+	      "it is installed: an imported decision for a build not installed here, or a\n"
+	      "binary since removed.\n"
+	      "\n"
 	      "Options:\n"
 	      "  --format=FMT  'table' (default) or 'json'\n"
 	      "  --live        ignore the database, analyse the file now\n"
 	      "  --root DIR    PATH is inside this root file system (a guest, an unpacked\n"
 	      "                package), as scanned with 'shstkctl scan --root DIR'\n"
+	      "  --identity ID the decision and evidence of identity ID, no PATH\n"
 	      "  --db PATH     the database (see 'shstkctl --help' for the default)\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "Exit status: 0 explained (eligible or not); 1 failure (missing file, unreadable\n"
 	      "database); 2 usage; 3 PATH is not an ELF file.\n"
 	      "\n"
-	      "Example:\n"
-	      "  shstkctl explain /usr/bin/node\n",
+	      "Examples:\n"
+	      "  shstkctl explain /usr/bin/node\n"
+	      "  shstkctl explain --identity build-id:3f2a...   # from 'shstkctl decisions'\n",
 	      stdout);
 }
 
@@ -346,15 +354,7 @@ static int decision_cb(const struct shstk_db_decision *d, void *ud)
 	o->n++;
 	if (o->j) {
 		json_object_open(o->j);
-		json_kv_string(o->j, "state", d->state);
-		json_kv_string(o->j, "decision", d->decision);
-		json_kv_int(o->j, "since_us", d->since_us);
-		json_kv_string(o->j, "reason", d->reason);
-		if (d->override)
-			json_kv_int(o->j, "override", d->override);
-		else
-			json_kv_string(o->j, "override", NULL);
-		json_kv_bool(o->j, "ignore_marking", d->flags & SHSTK_AL_E_IGNORE_MARKING);
+		admin_decision_json(o->j, d);
 		json_object_close(o->j);
 		return 0;
 	}
@@ -363,6 +363,9 @@ static int decision_cb(const struct shstk_db_decision *d, void *ud)
 	       admin_format_time(d->since_us, t, sizeof(t)),
 	       d->flags & SHSTK_AL_E_IGNORE_MARKING ? " (applied even where a loaded object is unmarked)" : "");
 	printf("  %-10s %s\n", "why", d->reason ? d->reason : "");
+	if (shstk_decide_is_imported(d))
+		printf("  %-10s no executable with this identity is installed here (%s there)\n", "imported",
+		       d->path ? d->path : "path unknown");
 	return 0;
 }
 
@@ -752,37 +755,70 @@ static int print_json(const struct explanation *e, struct shstk_db *db)
 	return rc;
 }
 
+/* --identity: the database's side only; the database must exist. */
+static int explain_identity(const char *identity, enum shstkctl_format fmt)
+{
+	struct shstk_db *db = NULL;
+	struct json j;
+	int r;
+
+	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
+		json_begin(&j, stdout);
+		json_object_open(&j);
+		r = print_evidence(db, identity, &j);
+		json_object_close(&j);
+		json_end(&j);
+	} else {
+		printf("%s\n", identity);
+		r = print_evidence(db, identity, NULL);
+	}
+	if (r < 0) {
+		fflush(stdout);
+		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path());
+	} else {
+		r = SHSTKCTL_EXIT_OK;
+	}
+	shstk_db_close(db);
+	return r;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "live", no_argument, NULL, 'l' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "identity", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
 	struct explanation e = {};
 	struct shstk_db *db = NULL;
-	const char *root = NULL;
+	const char *root = NULL, *identity = NULL;
 	char abs[PATH_MAX], full[PATH_MAX];
-	bool json = false, force_live = false;
+	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
+	bool force_live = false;
 	struct stat st;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				json = true;
-			else if (strcmp(optarg, "table") != 0)
-				return shstkctl_usage_error("explain", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("explain", optarg, &fmt) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case 'l':
 			force_live = true;
 			break;
 		case 'r':
 			root = optarg;
+			break;
+		case 'i':
+			identity = optarg;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;
@@ -793,6 +829,14 @@ int cmd_explain(int argc, char **argv)
 		default:
 			return shstkctl_usage_error("explain", "invalid option");
 		}
+	}
+	if (identity) {
+		if (optind < argc || root || force_live)
+			return shstkctl_usage_error("explain", "--identity goes without PATH, --root and --live");
+		if (strncmp(identity, "build-id:", 9) != 0 && strncmp(identity, "file:", 5) != 0)
+			return shstkctl_usage_error("explain", "identity '%s' is neither build-id:HEX nor file:...",
+						    identity);
+		return explain_identity(identity, fmt);
 	}
 	if (optind + 1 != argc)
 		return shstkctl_usage_error("explain", optind >= argc ? "which binary? (PATH missing)"
@@ -848,7 +892,7 @@ int cmd_explain(int argc, char **argv)
 		r = shstkctl_error("%s: %s", abs, e.obj.error ? e.obj.error : "cannot be read");
 		goto out;
 	}
-	r = json ? print_json(&e, db) : print_table(&e, db);
+	r = fmt == SHSTKCTL_FORMAT_JSON ? print_json(&e, db) : print_table(&e, db);
 	if (r < 0) {
 		fflush(stdout);
 		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path());

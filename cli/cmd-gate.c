@@ -34,12 +34,10 @@ enum {
 #define GATE_FILE_MAX ((size_t)1 << 30)
 #define GATE_REASONS_MAX 6
 
-enum format { FORMAT_TABLE, FORMAT_JSON };
-
 struct gate_opts {
 	const char *policy_path;
 	bool strict;
-	enum format format;
+	enum shstkctl_format format;
 };
 
 static void help(void)
@@ -500,14 +498,14 @@ static int gate_run(const struct gate_opts *o, char **files, size_t n)
 		if (pkgs[i].error[0]) {
 			any_error = true;
 			/* the table prints it; JSON readers also want it on stderr */
-			if (o->format == FORMAT_JSON)
+			if (o->format == SHSTKCTL_FORMAT_JSON)
 				fprintf(stderr, "shstkctl: gate: %s: %s\n", files[i], pkgs[i].error);
 		}
 		if (pkgs[i].n_failed)
 			any_fail = true;
 	}
 	result = any_error ? "error" : any_fail ? "fail" : "pass";
-	if (o->format == FORMAT_JSON)
+	if (o->format == SHSTKCTL_FORMAT_JSON)
 		print_json(pkgs, n, o, policy_name, db_name, result);
 	else
 		print_table(pkgs, n, o);
@@ -533,7 +531,7 @@ int cmd_gate(int argc, char **argv)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	struct gate_opts o = { .format = FORMAT_TABLE };
+	struct gate_opts o = { .format = SHSTKCTL_FORMAT_TABLE };
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -545,12 +543,8 @@ int cmd_gate(int argc, char **argv)
 			o.strict = true;
 			break;
 		case 'f':
-			if (strcmp(optarg, "table") == 0)
-				o.format = FORMAT_TABLE;
-			else if (strcmp(optarg, "json") == 0)
-				o.format = FORMAT_JSON;
-			else
-				return shstkctl_usage_error("gate", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("gate", optarg, &o.format) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;

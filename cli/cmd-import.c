@@ -3,22 +3,26 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "bundle.h"
 #include "commands.h"
 #include "common.h"
+#include "config.h"
+#include "decide.h"
 
 /* A bundle larger than this is refused before it is read. */
 #define IMPORT_MAX ((size_t)256 << 20)
 
 static void help(void)
 {
-	fputs("Usage: shstkctl import FILE [--db PATH]\n"
+	fputs("Usage: shstkctl import FILE [--policy FILE] [--db PATH]\n"
 	      "\n"
 	      "Merges an evidence bundle written by 'shstkctl export' (on this or another\n"
 	      "machine) into the database, in one transaction:\n"
@@ -26,18 +30,30 @@ static void help(void)
 	      "    pid and time), so importing a bundle twice changes nothing;\n"
 	      "  - a decision is added only for an identity this machine has no decision\n"
 	      "    for: local decisions and the overrides behind them are never replaced;\n"
-	      "  - overrides are never imported.\n"
-	      "The evidence then counts like local evidence (violations quarantine a build,\n"
-	      "clean runs promote it) the next time the daemon or 'shstkctl gate' looks.\n"
+	      "    an added decision's reason starts 'imported from HOST: STATE/DECISION\n"
+	      "    there:' (HOST from the bundle's provenance), and its history says so;\n"
+	      "  - overrides are never imported;\n"
+	      "  - then every executable is re-decided under the policy in force, so the\n"
+	      "    imported evidence counts at once like local evidence (violations\n"
+	      "    quarantine a build, clean runs promote it).\n"
+	      "An imported decision for a build that is not installed here is kept, shown by\n"
+	      "'shstkctl decisions' and 'shstkctl explain --identity build-id:ID'; its state\n"
+	      "is the other machine's, its decision what this policy makes of that state\n"
+	      "(another machine's stage never enforces anything here).  When a scan finds\n"
+	      "the build, it is decided from the evidence like any other.\n"
+	      "Nothing is published: shstkd publishes the new decisions, or run\n"
+	      "'shstkctl allowlist write'.\n"
 	      "A malformed bundle is refused as a whole, naming the first bad row.\n"
 	      "FILE '-' reads standard input.\n"
 	      "\n"
 	      "Options:\n"
-	      "  --db PATH   the database (created if missing)\n"
-	      "  -h, --help  this help\n"
+	      "  --policy FILE  the policy to re-decide with (default: " SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME ",\n"
+	      "                 else the built-in default)\n"
+	      "  --db PATH      the database (created if missing)\n"
+	      "  -h, --help     this help\n"
 	      "\n"
-	      "Exit status: 0 imported; 1 FILE unreadable, not a bundle, or the database\n"
-	      "failed (nothing imported); 2 usage.\n"
+	      "Exit status: 0 imported; 1 FILE unreadable, not a bundle, the policy invalid,\n"
+	      "or the database failed (nothing imported); 2 usage.\n"
 	      "\n"
 	      "Example:\n"
 	      "  shstkctl import buildfarm-evidence.json\n",
@@ -95,23 +111,192 @@ static int read_all(const char *path, char **ret)
 	return 0;
 }
 
+/* The bundle's provenance host, named in the imported decisions' reasons.
+ * The bundle was validated by the import; a missing host is "another machine". */
+static void provenance_host(const char *json, char *buf, size_t len)
+{
+	sqlite3 *m = NULL;
+	sqlite3_stmt *st = NULL;
+	const unsigned char *t;
+
+	snprintf(buf, len, "another machine");
+	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_prepare_v2(m, "SELECT json_extract(?1, '$.provenance.host')", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		goto out;
+	t = sqlite3_column_text(st, 0);
+	if (t && t[0])
+		snprintf(buf, len, "%s", (const char *)t);
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(m);
+}
+
+/* Identities, sorted once filled, for "did this row exist before the import". */
+struct idset {
+	char **v;
+	size_t n;
+	/* rows the import added, copied out of the callback */
+	struct shstk_db_decision *added;
+	size_t n_added;
+};
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int idset_add(const struct shstk_db_decision *d, void *ud)
+{
+	struct idset *s = ud;
+	char **v = reallocarray(s->v, s->n + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	if (!(s->v[s->n] = strdup(d->identity ? d->identity : "")))
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+static char *dup_opt(const char *s, bool *oom)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		*oom = true;
+	return d;
+}
+
+static int collect_added(const struct shstk_db_decision *d, void *ud)
+{
+	struct idset *s = ud;
+	struct shstk_db_decision *v;
+	bool oom = false;
+
+	if (!d->identity || (s->n && bsearch(&d->identity, s->v, s->n, sizeof(*s->v), by_string)))
+		return 0;
+	if (shstk_decide_is_imported(d))
+		return 0; /* a bundle exported by a machine that had imported it: keep the first origin */
+	v = reallocarray(s->added, s->n_added + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->added = v;
+	v[s->n_added] = *d;
+	v[s->n_added].identity = dup_opt(d->identity, &oom);
+	v[s->n_added].path = dup_opt(d->path, &oom);
+	v[s->n_added].state = dup_opt(d->state, &oom);
+	v[s->n_added].decision = dup_opt(d->decision, &oom);
+	v[s->n_added].reason = dup_opt(d->reason, &oom);
+	s->n_added++;
+	return oom ? -ENOMEM : 0;
+}
+
+static void idset_done(struct idset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	for (size_t i = 0; i < s->n_added; i++) {
+		free((char *)s->added[i].identity);
+		free((char *)s->added[i].path);
+		free((char *)s->added[i].state);
+		free((char *)s->added[i].decision);
+		free((char *)s->added[i].reason);
+	}
+	free(s->added);
+}
+
+/*
+ * Marks the decisions the import added (decide.h: imported decisions): the
+ * reason names where they come from, a history row records the import.
+ */
+static int mark_imported(struct shstk_db *db, struct idset *s, const char *host, int64_t now_us)
+{
+	int r = shstk_db_decisions_foreach(db, collect_added, s);
+
+	for (size_t i = 0; r >= 0 && i < s->n_added; i++) {
+		struct shstk_db_decision d = s->added[i];
+		_cleanup_free_ char *reason = NULL;
+
+		if (asprintf(&reason, SHSTK_DECIDE_IMPORTED_PREFIX "%s: %s/%s there: %s", host, d.state, d.decision,
+			     d.reason ? d.reason : "no reason given") < 0)
+			return -ENOMEM;
+		d.reason = reason;
+		r = shstk_db_decision_put(db, &d);
+		if (r >= 0)
+			r = shstk_db_decision_history_add(db,
+							  &(struct shstk_db_decision_change){
+								  .identity = d.identity,
+								  .time_us = now_us,
+								  .new_state = d.state,
+								  .new_decision = d.decision,
+								  .reason = reason,
+								  .evidence = "{}",
+							  },
+							  NULL);
+	}
+	return r;
+}
+
+/*
+ * Merges, then marks what was added and re-decides.  Two transactions: the
+ * bundle DAL opens its own (it cannot join one).  A crash between them
+ * leaves unmarked rows that the next decide_all removes as decisions of no
+ * installed executable: lost imported conclusions, never wrong ones.
+ */
+static int import_all(struct shstk_db *db, const char *text, const struct shstk_policy *p,
+		      struct shstk_db_bundle_stats *st, struct shstk_decide_stats *ds, char **ret_msg)
+{
+	struct idset s = {};
+	char host[256];
+	int64_t now = admin_now_us();
+	bool own;
+	int r;
+
+	r = shstk_db_decisions_foreach(db, idset_add, &s);
+	if (r >= 0 && s.n)
+		qsort(s.v, s.n, sizeof(*s.v), by_string);
+	if (r >= 0)
+		r = shstk_db_bundle_import(db, text, st, ret_msg);
+	if (r >= 0)
+		r = shstk_db_tx_begin(db, &own);
+	if (r >= 0) {
+		provenance_host(text, host, sizeof(host));
+		r = mark_imported(db, &s, host, now);
+		if (r >= 0)
+			r = shstk_decide_all(db, p, now, ds);
+		r = shstk_db_tx_end(db, own, r);
+	}
+	idset_done(&s);
+	return r;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	static const struct option options[] = {
+		{ "policy", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
 	struct shstk_db_bundle_stats st = {};
+	struct shstk_decide_stats ds = {};
 	_cleanup_free_ char *text = NULL, *msg = NULL;
+	struct admin_policy ap = {};
 	struct shstk_db *db = NULL;
-	const char *file;
+	const char *file, *policy = NULL;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;
+			break;
+		case 'P':
+			policy = optarg;
 			break;
 		case 'h':
 			help();
@@ -133,7 +318,12 @@ int cmd_import(int argc, char **argv)
 	r = shstkctl_open_db(0, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = shstk_db_bundle_import(db, text, &st, &msg);
+	r = admin_policy_load_or_log(policy, db, &ap);
+	if (r != SHSTKCTL_EXIT_OK) {
+		shstk_db_close(db);
+		return r;
+	}
+	r = import_all(db, text, ap.p, &st, &ds, &msg);
 	if (r == -EBADMSG)
 		r = shstkctl_error("import: %s: %s; nothing imported", file, msg ? msg : "not a bundle");
 	else if (r < 0)
@@ -145,8 +335,14 @@ int cmd_import(int argc, char **argv)
 			       " kept local\n",
 			       file, st.runs, st.runs_known, st.violations, st.violations_known, st.decisions,
 			       st.decisions_local);
+		if (!shstkctl.quiet)
+			printf("re-decided %u executable%s (%u changed) under stage %s; %u imported decision%s kept for "
+			       "builds not installed here\n",
+			       ds.identities, ds.identities == 1 ? "" : "s", ds.changed, shstk_stage_name(ap.p->stage),
+			       ds.imported, ds.imported == 1 ? "" : "s");
 		r = SHSTKCTL_EXIT_OK;
 	}
+	admin_policy_done(&ap);
 	shstk_db_close(db);
 	return r;
 }

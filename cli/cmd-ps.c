@@ -231,7 +231,7 @@ int cmd_ps(int argc, char **argv)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
 	const char *policy = NULL, *al_path = NULL;
 	struct admin_policy ap = {};
 	struct shstk_allowlist al;
@@ -257,8 +257,8 @@ int cmd_ps(int argc, char **argv)
 			al_path = optarg;
 			break;
 		case 'f':
-			if (admin_parse_format(optarg, &fmt) < 0)
-				return shstkctl_usage_error("ps", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("ps", optarg, &fmt) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg; /* accepted everywhere; ps reads no database */
@@ -292,15 +292,15 @@ int cmd_ps(int argc, char **argv)
 	if (!have_al && !shstkctl.quiet)
 		fprintf(stderr, "shstkctl: note: allowlist %s not readable%s%s; decisions unknown\n", al_path,
 			err.msg[0] ? ": " : "", err.msg);
-	if (fmt == ADMIN_FORMAT_JSON) {
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		json_begin(&j, stdout);
 		json_array_open(&j);
 	} else {
 		printf("%7s  %-10s %-12s %-10s %-8s %-5s %s\n", "PID", "MARKING", "DECISION", "ENABLED", "LOCKED", "VIOL",
 		       "EXE");
 	}
-	r = list(only, have_al ? &al : NULL, fmt == ADMIN_FORMAT_JSON ? &j : NULL);
-	if (fmt == ADMIN_FORMAT_JSON) {
+	r = list(only, have_al ? &al : NULL, fmt == SHSTKCTL_FORMAT_JSON ? &j : NULL);
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		json_array_close(&j);
 		json_end(&j);
 	}

@@ -10,10 +10,8 @@
 #include "deps.h"
 #include "json.h"
 
-enum format { FORMAT_TABLE, FORMAT_JSON };
-
 struct report_opts {
-	enum format format;
+	enum shstkctl_format format;
 	unsigned top;
 };
 
@@ -382,17 +380,6 @@ static void print_json(const struct report *rep, const char *db_path)
 	json_end(&j);
 }
 
-static int parse_format(const char *s, enum format *ret)
-{
-	if (strcmp(s, "table") == 0)
-		*ret = FORMAT_TABLE;
-	else if (strcmp(s, "json") == 0)
-		*ret = FORMAT_JSON;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -402,7 +389,7 @@ int cmd_report(int argc, char **argv)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	struct report_opts o = { .format = FORMAT_TABLE, .top = 10 };
+	struct report_opts o = { .format = SHSTKCTL_FORMAT_TABLE, .top = 10 };
 	struct report rep = {};
 	struct shstk_db *db = NULL;
 	char *end;
@@ -411,8 +398,8 @@ int cmd_report(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (parse_format(optarg, &o.format) < 0)
-				return shstkctl_usage_error("report", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("report", optarg, &o.format) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case 't':
 			errno = 0;
@@ -440,7 +427,7 @@ int cmd_report(int argc, char **argv)
 	if (r < 0) {
 		r = shstkctl_error("reading %s: %s", shstkctl_db_path(), shstk_db_errmsg(db));
 	} else {
-		if (o.format == FORMAT_JSON)
+		if (o.format == SHSTKCTL_FORMAT_JSON)
 			print_json(&rep, shstkctl_db_path());
 		else
 			print_table(&rep, shstkctl_db_path());

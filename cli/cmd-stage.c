@@ -58,7 +58,7 @@ static void help(void)
 struct stage_opts {
 	const char *policy, *allowlist, *reason;
 	bool dry_run;
-	enum admin_format format;
+	enum shstkctl_format format;
 };
 
 /* ---- the dry run ---------------------------------------------------------- */
@@ -108,7 +108,7 @@ static int dry_one(const struct shstk_db_decision *d, void *ud)
 	return 0;
 }
 
-static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, enum admin_format fmt)
+static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, enum shstkctl_format fmt)
 {
 	struct json j;
 	struct dry_run dr = { .db = db, .p = ap->p };
@@ -116,7 +116,7 @@ static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stag
 	int r;
 
 	ap->p->stage = to;
-	if (fmt == ADMIN_FORMAT_JSON) {
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		dr.j = &j;
 		json_begin(&j, stdout);
 		json_object_open(&j);
@@ -210,13 +210,13 @@ static int history_row(const struct shstk_db_stage_change *c, void *ud)
 	return 0;
 }
 
-static int show(struct shstk_db *db, const struct admin_policy *ap, enum admin_format fmt)
+static int show(struct shstk_db *db, const struct admin_policy *ap, enum shstkctl_format fmt)
 {
 	struct json j;
 	struct show s = {};
 	int r;
 
-	if (fmt == ADMIN_FORMAT_JSON) {
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		s.j = &j;
 		json_begin(&j, stdout);
 		json_object_open(&j);
@@ -272,8 +272,8 @@ static int parse_opts(int argc, char **argv, struct stage_opts *o)
 			o->allowlist = optarg;
 			break;
 		case 'f':
-			if (admin_parse_format(optarg, &o->format) < 0)
-				return shstkctl_usage_error("stage", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("stage", optarg, &o->format) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;
@@ -290,7 +290,7 @@ static int parse_opts(int argc, char **argv, struct stage_opts *o)
 
 int cmd_stage(int argc, char **argv)
 {
-	struct stage_opts o = { .format = ADMIN_FORMAT_TABLE };
+	struct stage_opts o = { .format = SHSTKCTL_FORMAT_TABLE };
 	struct admin_policy ap = {};
 	struct shstk_db *db = NULL;
 	const char *verb;

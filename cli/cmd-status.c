@@ -318,7 +318,7 @@ int cmd_status(int argc, char **argv)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
 	const char *policy = NULL, *al_path = NULL;
 	struct admin_policy ap = {};
 	struct status s = {};
@@ -334,8 +334,8 @@ int cmd_status(int argc, char **argv)
 			al_path = optarg;
 			break;
 		case 'f':
-			if (admin_parse_format(optarg, &fmt) < 0)
-				return shstkctl_usage_error("status", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("status", optarg, &fmt) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;
@@ -362,7 +362,7 @@ int cmd_status(int argc, char **argv)
 		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
 		goto out;
 	}
-	if (fmt == ADMIN_FORMAT_JSON)
+	if (fmt == SHSTKCTL_FORMAT_JSON)
 		print_json(&s, &ap, al_path);
 	else
 		print_table(&s, &ap, al_path);

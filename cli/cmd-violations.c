@@ -152,7 +152,7 @@ int cmd_violations(int argc, char **argv)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	enum admin_format fmt = ADMIN_FORMAT_TABLE;
+	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
 	struct filter f = {};
 	struct shstk_db *db = NULL;
 	struct json j;
@@ -173,8 +173,8 @@ int cmd_violations(int argc, char **argv)
 			f.package = optarg;
 			break;
 		case 'f':
-			if (admin_parse_format(optarg, &fmt) < 0)
-				return shstkctl_usage_error("violations", "unknown format '%s' (table or json)", optarg);
+			if (shstkctl_parse_format("violations", optarg, &fmt) != SHSTKCTL_EXIT_OK)
+				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case SHSTKCTL_OPT_DB:
 			shstkctl.db_path = optarg;
@@ -191,7 +191,7 @@ int cmd_violations(int argc, char **argv)
 	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	if (fmt == ADMIN_FORMAT_JSON) {
+	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		f.j = &j;
 		json_begin(&j, stdout);
 		json_array_open(&j);

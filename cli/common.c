@@ -90,6 +90,17 @@ int shstkctl_open_db(unsigned flags, struct shstk_db **ret)
 	return shstkctl_error_errno(r, "cannot open database %s", path);
 }
 
+int shstkctl_parse_format(const char *cmd, const char *s, enum shstkctl_format *ret)
+{
+	if (strcmp(s, "table") == 0)
+		*ret = SHSTKCTL_FORMAT_TABLE;
+	else if (strcmp(s, "json") == 0)
+		*ret = SHSTKCTL_FORMAT_JSON;
+	else
+		return shstkctl_usage_error(cmd, "unknown format '%s' (table or json)", s);
+	return SHSTKCTL_EXIT_OK;
+}
+
 bool shstkctl_progress_wanted(void)
 {
 	return !shstkctl.quiet && isatty(STDERR_FILENO);

@@ -43,6 +43,16 @@ int shstkctl_open_db(unsigned flags, struct shstk_db **ret);
 _printf_(1, 2) int shstkctl_error(const char *fmt, ...);
 _printf_(2, 3) int shstkctl_error_errno(int err, const char *fmt, ...);
 
+/* --format of the commands whose output is tabular. */
+enum shstkctl_format { SHSTKCTL_FORMAT_TABLE, SHSTKCTL_FORMAT_JSON };
+
+/*
+ * "table" or "json" into *ret and SHSTKCTL_EXIT_OK; anything else prints
+ * "unknown format" with @cmd's usage hint and returns SHSTKCTL_EXIT_USAGE,
+ * so that every command words the error alike.
+ */
+int shstkctl_parse_format(const char *cmd, const char *s, enum shstkctl_format *ret);
+
 /* Prints "usage error" hint and returns SHSTKCTL_EXIT_USAGE. */
 _printf_(2, 3) int shstkctl_usage_error(const char *cmd, const char *fmt, ...);
 

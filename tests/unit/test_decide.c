@@ -360,6 +360,109 @@ static void test_decide_new_build_starts_over(void **state)
 	shstk_db_close(db);
 }
 
+/* A change behind the DAL's back (what a package manager or an import did). */
+static void exec_sql(const char *sql)
+{
+	sqlite3 *c;
+	char *err = NULL;
+
+	assert_int_equal(sqlite3_open_v2(fx_db_path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	if (sqlite3_exec(c, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	sqlite3_close(c);
+}
+
+/* A decision row as `shstkctl import` leaves it: marked imported, no object. */
+static void put_imported(struct shstk_db *db, const char *identity, const char *state, const char *decision)
+{
+	char reason[128];
+	struct shstk_db_decision d = {
+		.identity = identity, .path = "/usr/bin/far", .state = state, .decision = decision,
+		.since_us = FX_T0, .reason = reason, .flags = SHSTK_AL_E_IGNORE_MARKING,
+	};
+
+	snprintf(reason, sizeof(reason), SHSTK_DECIDE_IMPORTED_PREFIX "farm: %s/%s there: theirs", state, decision);
+	assert_int_equal(shstk_db_decision_put(db, &d), 0);
+}
+
+static void test_decide_imported_kept_until_installed(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 2, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_decide_stats st;
+
+	/* Verified and enforced there after one clean run; here two are needed. */
+	put_imported(db, ID("90"), "verified", "enforce");
+	run(db, ID("90"), 0, 1, "enforce", 0);
+	/* A plain local decision of a build that is gone is removed as before. */
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/gone", .build_id = "91", .marked = true });
+	decide_all(db, p, FX_T0, &st);
+	exec_sql("DELETE FROM objects WHERE path = '/usr/bin/gone'");
+
+	decide_all(db, p, FX_T0 + 1, &st);
+	assert_int_equal(st.imported, 1);
+	assert_int_equal(st.removed, 1);
+	assert_string_equal(decision_of(db, ID("91")), "");
+	/* Kept, promoted by this policy only: auditing, no enforce, no flag. */
+	assert_string_equal(decision_of(db, ID("90")), "auditing/audit/0");
+	assert_string_equal(fx_query_text(db, "SELECT reason FROM decisions WHERE identity = '%s'", ID("90")),
+			    SHSTK_DECIDE_IMPORTED_PREFIX "farm: verified/enforce there: theirs" SHSTK_DECIDE_IMPORTED_HERE
+			    "stage: stage enforce-verified: not yet enough clean evidence to enforce");
+	/* Deciding again changes nothing and keeps one "here" part. */
+	decide_all(db, p, FX_T0 + 2, &st);
+	assert_int_equal(st.changed, 0);
+	assert_int_equal(st.imported, 1);
+
+	/* A second clean run here: verified by this policy's own threshold. */
+	run(db, ID("90"), 0, 2, "enforce", 0);
+	decide_all(db, p, FX_T0 + 3, &st);
+	assert_string_equal(decision_of(db, ID("90")), "verified/enforce/2");
+
+	/* A local override decides an imported row too. */
+	add_override(db, "build-id", "90", "deny");
+	decide_all(db, p, FX_T0 + 4, &st);
+	assert_string_equal(decision_of(db, ID("90")), "verified/off/0");
+	exec_sql("DELETE FROM overrides");
+	decide_all(db, p, FX_T0 + 5, &st);
+	assert_string_equal(decision_of(db, ID("90")), "verified/enforce/2");
+
+	/* The build is installed: decided from the evidence like any other,
+	 * and the history shows the step from the imported row. */
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/local/bin/far", .build_id = "90", .marked = true });
+	decide_all(db, p, FX_T0 + 6, &st);
+	assert_int_equal(st.imported, 0);
+	assert_int_equal(st.identities, 1);
+	assert_string_equal(decision_of(db, ID("90")), "verified/enforce/2");
+	assert_string_equal(fx_query_text(db, "SELECT path || ' ' || (reason LIKE 'imported%%') FROM decisions "
+					      "WHERE identity = '%s'", ID("90")),
+			    "/usr/local/bin/far 0");
+	assert_string_equal(fx_query_text(db, "SELECT old_state || '/' || old_decision || ' ' || (reason LIKE "
+					      "'imported%%') FROM decision_history WHERE identity = '%s' ORDER BY id DESC",
+					      ID("90")),
+			    "verified/enforce 0");
+	shstk_db_close(db);
+}
+
+static void test_decide_imported_violation_quarantines(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_MARKED, 1, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_decide_stats st;
+
+	put_imported(db, ID("92"), "candidate", "enforce");
+	assert_int_equal(fx_query(db, "SELECT count(*) FROM decisions"), 1);
+	violate(db, "/usr/bin/far", 7, SHSTK_SRC_AUDIT);
+	exec_sql("UPDATE violations SET identity = '" ID("92") "'");
+	decide_all(db, p, FX_T0, &st);
+	assert_string_equal(decision_of(db, ID("92")), "quarantined/off/0");
+	/* Imported as ineligible: stays so, whatever the stage. */
+	put_imported(db, ID("93"), "ineligible", "off");
+	decide_all(db, p, FX_T0 + 1, &st);
+	assert_string_equal(decision_of(db, ID("93")), "ineligible/off/0");
+	assert_int_equal(st.imported, 2);
+	shstk_db_close(db);
+}
+
 static void test_decide_history_rows(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 2, 2);
@@ -515,6 +618,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_override_wins, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_trust_marking_override, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_new_build_starts_over, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_imported_kept_until_installed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_imported_violation_quarantines, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_history_rows, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_overrides_dal, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_stage_history, fx_setup, fx_teardown),
