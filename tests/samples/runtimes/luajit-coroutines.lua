@@ -6,7 +6,17 @@
 -- separate Lua stack, resumed by a call into the VM on the same C stack, so
 -- the switches themselves need no change of native stack; the error paths
 -- are the interesting part under a shadow stack.
--- Prints one line: "RUNTIME luajit-coroutines: ok sum=N piped=N errors=N".
+-- Prints one line: "RUNTIME luajit-coroutines: ok sum=N piped=N errors=N shstk=on|off".
+-- "shstk=on|off": does this thread run with a shadow stack (the kernel's view)?
+local function shstk()
+  local f = io.open("/proc/thread-self/status")
+  if not f then return "shstk=off" end
+  local s = f:read("*a")
+  f:close()
+  local feat = s:match("x86_Thread_features:%s*([^\n]*)") or ""
+  return (" " .. feat .. " "):find(" shstk ") and "shstk=on" or "shstk=off"
+end
+
 local function gen(n)
   return coroutine.wrap(function()
     for i = 1, n do coroutine.yield(i) end
@@ -57,4 +67,4 @@ if sum ~= 500500 or piped ~= want_piped or errors ~= 21 then
   print(string.format("RUNTIME luajit-coroutines: FAILED sum=%d piped=%d errors=%d", sum, piped, errors))
   os.exit(1)
 end
-print(string.format("RUNTIME luajit-coroutines: ok sum=%d piped=%d errors=%d", sum, piped, errors))
+print(string.format("RUNTIME luajit-coroutines: ok sum=%d piped=%d errors=%d %s", sum, piped, errors, shstk()))

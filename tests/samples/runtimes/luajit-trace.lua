@@ -4,7 +4,17 @@
 -- branch).  Evidence that it really compiled: jit.attach counts the traces
 -- the JIT finished ("stop" events), and jit.util.traceinfo(1) shows trace 1
 -- exists with its IR and machine-code size.
--- Prints one line: "RUNTIME luajit-trace: ok result=N traces=N mcode=N".
+-- Prints one line: "RUNTIME luajit-trace: ok result=N traces=N mcode=N shstk=on|off".
+-- "shstk=on|off": does this thread run with a shadow stack (the kernel's view)?
+local function shstk()
+  local f = io.open("/proc/thread-self/status")
+  if not f then return "shstk=off" end
+  local s = f:read("*a")
+  f:close()
+  local feat = s:match("x86_Thread_features:%s*([^\n]*)") or ""
+  return (" " .. feat .. " "):find(" shstk ") and "shstk=on" or "shstk=off"
+end
+
 local jit = require("jit")
 local util = require("jit.util")
 
@@ -42,4 +52,4 @@ if result ~= want or traces == 0 or not info or mcode == 0 then
   print(string.format("RUNTIME luajit-trace: FAILED result=%d want=%d traces=%d", result, want, traces))
   os.exit(1)
 end
-print(string.format("RUNTIME luajit-trace: ok result=%d traces=%d mcode=%d", result, traces, mcode))
+print(string.format("RUNTIME luajit-trace: ok result=%d traces=%d mcode=%d %s", result, traces, mcode, shstk()))

@@ -5,8 +5,17 @@
 // frames on V8's heap, not by switching native stacks, so this workload is
 // expected to be shadow-stack compatible; whether node 18 itself is, is
 // what running it finds out.
-// Prints one line: "RUNTIME node-async: ok tasks=N worker=N".
+// Prints one line: "RUNTIME node-async: ok tasks=N worker=N shstk=on|off".
 'use strict';
+// 'shstk=on|off': does the main thread run with a shadow stack (the kernel's view)?
+function shstk() {
+  try {
+    const m = require('fs').readFileSync('/proc/thread-self/status', 'utf8').match(/^x86_Thread_features:\s*(.*)$/m);
+    return m && m[1].split(/\s+/).includes('shstk') ? 'shstk=on' : 'shstk=off';
+  } catch (e) {
+    return 'shstk=off';
+  }
+}
 const { Worker } = require('worker_threads');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -37,6 +46,6 @@ async function main() {
     console.log('RUNTIME node-async: FAILED worker ' + got + ' want ' + want);
     process.exit(1);
   }
-  console.log('RUNTIME node-async: ok tasks=' + results.length + ' worker=' + got);
+  console.log('RUNTIME node-async: ok tasks=' + results.length + ' worker=' + got + ' ' + shstk());
 }
 main().catch((e) => { console.log('RUNTIME node-async: FAILED ' + e); process.exit(1); });

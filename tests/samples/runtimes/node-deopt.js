@@ -6,8 +6,17 @@
 // change (a guard fails inside the optimized code).  Runs with
 // --allow-natives-syntax, so the optimization status is read from V8 itself
 // (%GetOptimizationStatus, bit 4 = optimized) rather than assumed.
-// Prints one line: "RUNTIME node-deopt: ok hot=1 lazy=1 eager=1 result=N".
+// Prints one line: "RUNTIME node-deopt: ok hot=1 lazy=1 eager=1 result=N shstk=on|off".
 'use strict';
+// 'shstk=on|off': does the main thread run with a shadow stack (the kernel's view)?
+function shstk() {
+  try {
+    const m = require('fs').readFileSync('/proc/thread-self/status', 'utf8').match(/^x86_Thread_features:\s*(.*)$/m);
+    return m && m[1].split(/\s+/).includes('shstk') ? 'shstk=on' : 'shstk=off';
+  } catch (e) {
+    return 'shstk=off';
+  }
+}
 const OPTIMIZED = 1 << 4;
 const optimized = (f) => (%GetOptimizationStatus(f) & OPTIMIZED) !== 0;
 
@@ -55,4 +64,4 @@ const s = add('x', 1);
 const eager = s === 'x1' && !optimized(add);
 if (!eager) fail('eager deopt: ' + s + ', optimized ' + optimized(add));
 
-console.log('RUNTIME node-deopt: ok hot=1 lazy=1 eager=1 result=' + acc);
+console.log('RUNTIME node-deopt: ok hot=1 lazy=1 eager=1 result=' + acc + ' ' + shstk());

@@ -5,8 +5,20 @@
 # PyPy's greenlet module (lib_pypy/greenlet.py, built on continulets) plays
 # ping-pong.  Each switch is a change of native stack that a shadow stack
 # does not know about.
-# Prints one line: "RUNTIME pypy-continulet: ok switches=N sum=N pingpong=N".
+# Prints one line: "RUNTIME pypy-continulet: ok switches=N sum=N pingpong=N shstk=on|off".
 import sys
+
+
+def shstk():
+    """'shstk=on|off': does this thread run with a shadow stack (the kernel's view)?"""
+    try:
+        with open("/proc/thread-self/status") as f:
+            for line in f:
+                if line.startswith("x86_Thread_features:"):
+                    return "shstk=on" if "shstk" in line.split()[1:] else "shstk=off"
+    except OSError:
+        pass
+    return "shstk=off"
 
 try:
     from _continuation import continulet
@@ -56,4 +68,4 @@ pingpong = len(log)
 if total != sum(range(200)) or pingpong < 100:
     print("RUNTIME pypy-continulet: FAILED sum=%d pingpong=%d" % (total, pingpong))
     sys.exit(1)
-print("RUNTIME pypy-continulet: ok switches=%d sum=%d pingpong=%d" % (switches, total, pingpong))
+print("RUNTIME pypy-continulet: ok switches=%d sum=%d pingpong=%d %s" % (switches, total, pingpong, shstk()))

@@ -4,9 +4,21 @@
 # its own trampolines).  Evidence that the JIT really compiled it, not only
 # that the loop ran: pypyjit's compile hook counts the loops and bridges the
 # JIT emitted, and get_stats_asmmemmgr() shows the bytes of machine code in use.
-# Prints one line: "RUNTIME pypy-hotloop: ok result=... loops=N bridges=N asm_used=N"
+# Prints one line: "RUNTIME pypy-hotloop: ok result=... loops=N bridges=N asm_used=N shstk=on|off".
 # (or "RUNTIME pypy-hotloop: FAILED ..." and exit 1).
 import sys
+
+
+def shstk():
+    """'shstk=on|off': does this thread run with a shadow stack (the kernel's view)?"""
+    try:
+        with open("/proc/thread-self/status") as f:
+            for line in f:
+                if line.startswith("x86_Thread_features:"):
+                    return "shstk=on" if "shstk" in line.split()[1:] else "shstk=off"
+    except OSError:
+        pass
+    return "shstk=off"
 
 try:
     import pypyjit
@@ -40,4 +52,4 @@ loops = compiled["loop"] + compiled["entry_bridge"]
 if result != want or loops == 0 or used == 0:
     print("RUNTIME pypy-hotloop: FAILED result=%d want=%d loops=%d asm_used=%d" % (result, want, loops, used))
     sys.exit(1)
-print("RUNTIME pypy-hotloop: ok result=%d loops=%d bridges=%d asm_used=%d" % (result, loops, compiled["bridge"], used))
+print("RUNTIME pypy-hotloop: ok result=%d loops=%d bridges=%d asm_used=%d %s" % (result, loops, compiled["bridge"], used, shstk()))
