@@ -111,15 +111,24 @@ void shstk_pl_debugf(const char *fmt, ...)
 		(void)!write(STDERR_FILENO, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-/* One non-blocking datagram; a missing daemon costs one failed sendto(). */
+/*
+ * One non-blocking datagram.  A missing daemon costs one failed stat(): a
+ * socket()+sendto()+close() that ends in ENOENT costs ten times as much
+ * (allocating and freeing the socket), at every exec of a machine where
+ * shstkd does not run.  A socket file left by a stopped daemon still costs the
+ * full attempt (ECONNREFUSED), as before.
+ */
 void shstk_pl_send_event(const struct shstk_event *ev)
 {
 	uint8_t buf[SHSTK_EV_MAX];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
+	struct stat sb;
 	int fd;
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
+		return;
+	if (pl_stat(shstk_pl_state.events, &sb) != 0 || !S_ISSOCK(sb.st_mode))
 		return;
 	len = shstk_ev_encode(ev, buf);
 	pl_copy(sa.sun_path, shstk_pl_state.events, plen);

@@ -166,6 +166,19 @@ n=$(grep -c '^event' <<<"$out")
 [ "$n" = 1 ] && pass || fail "threads: $n events, expected 1"
 out=$(SHSTK_PRELOAD_DISABLE=1 SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" /bin/true)
 expect_not "kill switch sends nothing" "$out" '^event'
+# No daemon, no socket: not even a socket is created (it costs ten times a stat).
+if command -v strace >/dev/null 2>&1; then
+	out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
+		strace -qq -e trace=socket,sendto,stat,newfstatat /bin/true 2>&1)
+	expect "no daemon: the socket path is looked at" "$out" "$W/none.sock"
+	expect_not "no daemon: no socket created" "$out" '^(socket|sendto)\('
+	: >"$W/not-a-socket"
+	out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/not-a-socket" LD_PRELOAD="$PRELOAD_LIB" \
+		strace -qq -e trace=socket,sendto /bin/true 2>&1)
+	expect_not "a regular file at the socket path: no socket created" "$out" '^(socket|sendto)\('
+else
+	echo "SKIP (part): no strace, the syscalls of a daemon-less start are not checked"
+fi
 out=$(SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$TP_DIR/tp-dlopen" "$TP_DIR/libtp-plugin-unmarked.so")
 expect_not "no dlopen events without a shadow stack" "$out" 'type=dlopen'
 out=$(SHSTK_PRELOAD_DEBUG=1 SHSTK_ALLOWLIST="$W/al-audit" LD_PRELOAD="$PRELOAD_LIB" /bin/true 2>&1 >/dev/null)
