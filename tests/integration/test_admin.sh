@@ -127,6 +127,20 @@ golden_check stage-set-enforce-verified "$ctl" --db "$db" stage set enforce-veri
 golden_check stage-show "$ctl" --db "$db" stage show $P
 golden_check stage-show-json "$ctl" --db "$db" stage show --format=json $P
 json_check stage-show-json
+# policy show: the effective policy carries the stage set above, and says so.
+golden_check policy-show-override "$ctl" --db "$db" policy show $P
+golden_check policy-show-override-json "$ctl" --db "$db" policy show --format json $P
+json_check policy-show-override-json
+# What it prints is a policy again, the effective one.
+"$ctl" --db "$db" policy show $P >"$work/effective.conf"
+tail -n +3 "$work/effective.conf" >"$work/effective.body"
+if "$ctl" policy check --print "$work/effective.conf" | cmp -s - "$work/effective.body" &&
+	grep -qx 'stage = enforce-verified' "$work/effective.body"; then
+	echo "ok: policy show parses back to itself"
+else
+	echo "FAIL: policy show output is not the canonical effective policy"
+	fail=1
+fi
 
 golden_check decisions "$ctl" --db "$db" decisions
 golden_check decisions-quarantined "$ctl" --db "$db" decisions --state quarantined
@@ -158,6 +172,7 @@ golden_check status-json "$ctl" --db "$db" status --format=json $P
 json_check status-json
 golden_check stage-unset "$ctl" --db "$db" stage unset --reason "back to the file" $P
 golden_check status-after-unset "$ctl" --db "$db" status $P
+golden_check policy-show-after-unset "$ctl" --db "$db" policy show --format json $P
 
 # ---- ps: a running copy of sleep, allowed (it is dep-missing in the
 # fixture root, which an allow override may lift), is looked up by build-id.

@@ -55,23 +55,28 @@ done
 [ $cases -ge 10 ] || fail "only $cases cases found in tests/policy"
 
 # The shipped policies are valid, and `show --policy` prints what
-# `check --print` prints, after one comment line naming the file.
+# `check --print` prints, after a comment line naming the file and one
+# naming where the stage comes from (here: no database, so the policy).
 for conf in "$SHSTK_SRCDIR"/policies/default.conf "$SHSTK_SRCDIR"/policies/examples/*.conf; do
 	out=$("$ctl" policy check "$conf" 2>&1)
 	[ "$out" = "$conf: ok" ] || fail "shipped $conf: $out"
 	"$ctl" policy check --print "$conf" >"$W/a" 2>&1
-	"$ctl" policy show --policy "$conf" >"$W/b" 2>&1 || fail "show --policy $conf failed"
+	"$ctl" policy show --db "$W/none.db" --policy "$conf" >"$W/b" 2>&1 || fail "show --policy $conf failed"
 	[ "$(head -n1 "$W/b")" = "# policy from $conf" ] || fail "show --policy $conf: bad first line"
-	tail -n +2 "$W/b" | cmp -s - "$W/a" || fail "show and check --print differ for $conf"
+	stage=$(sed -n 's/^stage = //p' "$W/a")
+	[ "$(sed -n 2p "$W/b")" = "# stage $stage: from the policy (no database at $W/none.db)" ] ||
+		fail "show --policy $conf: bad stage line: $(sed -n 2p "$W/b")"
+	tail -n +3 "$W/b" | cmp -s - "$W/a" || fail "show and check --print differ for $conf"
+	[ ! -e "$W/none.db" ] || fail "show created the database"
 done
 
 # `show` without --policy: the installed file, or else the built-in default,
 # which must be exactly what default.conf says.
-"$ctl" policy show >"$W/show" 2>"$W/err" || fail "show: $(cat "$W/err")"
+"$ctl" policy show --db "$W/none.db" >"$W/show" 2>"$W/err" || fail "show: $(cat "$W/err")"
 case $(head -n1 "$W/show") in
 "# built-in default policy ("*)
 	"$ctl" policy check --print "$SHSTK_SRCDIR/policies/default.conf" >"$W/def"
-	tail -n +2 "$W/show" | cmp -s - "$W/def" || fail "built-in default differs from default.conf"
+	tail -n +3 "$W/show" | cmp -s - "$W/def" || fail "built-in default differs from default.conf"
 	;;
 "# policy from "*) ;;
 *) fail "show: unexpected first line: $(head -n1 "$W/show")" ;;
@@ -93,6 +98,14 @@ grep -q '^bad-value.conf:2:9: ' "$W/err" || fail "check good+bad: bad file's err
 [ $? -eq 2 ] || fail "'policy frobnicate': want exit status 2"
 "$ctl" policy show extra >/dev/null 2>&1
 [ $? -eq 2 ] || fail "'policy show extra': want exit status 2"
+"$ctl" policy show --format yaml >/dev/null 2>"$W/err"
+[ $? -eq 2 ] || fail "'policy show --format yaml': want exit status 2"
+grep -q "unknown format 'yaml' (table or json)" "$W/err" || fail "show --format yaml: $(cat "$W/err")"
+# A database that is not one: the override cannot be read, show fails.
+echo junk >"$W/junk.db"
+"$ctl" policy show --db "$W/junk.db" >/dev/null 2>"$W/err"
+[ $? -eq 1 ] || fail "show with a corrupt database: want exit status 1"
+grep -q "junk.db" "$W/err" || fail "show with a corrupt database: $(cat "$W/err")"
 "$ctl" policy check "$W/missing.conf" 2>"$W/err"
 [ $? -eq 1 ] || fail "missing file: want exit status 1"
 grep -q "missing.conf: No such file or directory" "$W/err" || fail "missing file: $(cat "$W/err")"
