@@ -17,13 +17,19 @@
 
 #include "shstkd.h"
 
+/* The value after the key, without the blanks around it (the kernel ends
+ * x86_Thread_features: with a space after each name). */
 static void value_of(const char *line, size_t keylen, char *out, size_t size)
 {
 	const char *v = line + keylen;
+	size_t n;
 
 	while (*v == ' ' || *v == '\t')
 		v++;
-	snprintf(out, size, "%.*s", (int)strcspn(v, "\n"), v);
+	n = strcspn(v, "\n");
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	snprintf(out, size, "%.*s", (int)n, v);
 }
 
 /* Reads one status file; the violation count is added to *violations. */

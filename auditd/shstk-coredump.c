@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -166,6 +167,30 @@ static void unescape_path(char *p)
 			*p = '/';
 }
 
+/*
+ * When the fault happened, as well as we know: %t has whole seconds, the
+ * dump began in that second and is being read now.  The recorder keeps the
+ * earliest time of a violation's sources, so a %t rounded down would
+ * replace the audit record's millisecond timestamp; now, clamped into the
+ * second %t names, stays after the fault and within it.
+ */
+static int64_t core_time_us(const char *t)
+{
+	int64_t sec = t ? (int64_t)strtoll(t, NULL, 10) : 0;
+	struct timespec ts;
+	int64_t now;
+
+	if (sec <= 0 || sec > INT64_MAX / 1000000 - 1)
+		return 0; /* the recorder takes the current time */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	if (now < sec * 1000000)
+		return sec * 1000000;
+	if (now >= (sec + 1) * 1000000)
+		return (sec + 1) * 1000000 - 1;
+	return now;
+}
+
 static void record(const struct shstk_core_info *ci, const struct shstk_core_specs *s, uint64_t ret_addr)
 {
 	_cleanup_policy_ struct shstk_policy *p = NULL;
@@ -180,7 +205,7 @@ static void record(const struct shstk_core_info *ci, const struct shstk_core_spe
 
 	if (exe)
 		unescape_path(exe);
-	shstk_core_to_obs(ci, (int64_t)strtoll(s->v['t'] ? s->v['t'] : "0", NULL, 10) * 1000000, exe, &o);
+	shstk_core_to_obs(ci, core_time_us(s->v['t']), exe, &o);
 	o.pid = (pid_t)atoi(s->v['P'] ? s->v['P'] : "0");
 	o.tid = (pid_t)atoi(s->v['I'] ? s->v['I'] : "0");
 	o.comm = s->v['e'];

@@ -347,6 +347,26 @@ static int load_policy(const char *path, struct shstk_policy **ret, bool print_o
 	return r;
 }
 
+/*
+ * Whether this CPU and kernel give user space shadow stacks: the kernel
+ * shows "user_shstk" among the flags only when both do.  Without them no
+ * violation can happen, but runs are still counted (the preload reports
+ * "unsupported"), so the daemon runs anyway and says so.
+ */
+static bool shstk_supported(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[8192];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		line[strcspn(line, "\n")] = ' ';
+		return strstr(line, " user_shstk ") != NULL;
+	}
+	return false;
+}
+
 static void write_pidfile(void)
 {
 	_cleanup_fclose_ FILE *f = fopen(DEFAULT_PIDFILE, "we");
@@ -357,6 +377,7 @@ static void write_pidfile(void)
 
 static int run(struct shstkd *d)
 {
+	bool supported;
 	int r;
 
 	r = shstk_db_open(d->policy->database, 0, &d->db);
@@ -382,7 +403,14 @@ static int run(struct shstkd *d)
 	}
 	if (access(SHSTK_RUNDIR, W_OK) == 0)
 		write_pidfile();
-	sd_notify(0, "READY=1\nSTATUS=watching");
+	supported = shstk_supported();
+	if (supported)
+		shstkd_log(d, LOG_INFO, "shadow stacks supported by this CPU and kernel (user_shstk)");
+	else
+		shstkd_log(d, LOG_NOTICE,
+			   "shadow stacks unsupported by this CPU or kernel (no user_shstk): no violation can "
+			   "happen; process starts are still counted");
+	sd_notify(0, supported ? "READY=1\nSTATUS=watching" : "READY=1\nSTATUS=watching (shadow stacks unsupported here)");
 	arm_timer(d); /* the watchdog's first ping */
 	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);
 	while (!d->quit) {
