@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "common.h"
 #include "config.h"
+#include "gate-closure.h"
 #include "json.h"
 #include "policy.h"
 
@@ -51,7 +52,12 @@ static void help(void)
 	      "    quarantined (runs on this or an imported machine crashed it);\n"
 	      "  - it carries a risk signal the policy's [risk] section denies (context\n"
 	      "    switching, longjmp, executable stack, text relocations, a JIT runtime\n"
-	      "    among its DT_NEEDED), or a policy rule with action 'deny' matches it;\n"
+	      "    anywhere in its DT_NEEDED closure), or a policy rule with action 'deny'\n"
+	      "    matches it.  The closure is resolved as the dynamic loader will once the\n"
+	      "    package is installed: the payload's ELF files are staged in a private\n"
+	      "    directory under $TMPDIR (removed afterwards), $ORIGIN paths resolve inside\n"
+	      "    the package, other names on this system, and names this system lacks\n"
+	      "    from the package's own libraries;\n"
 	      "  - with --strict: the evidence does not show it verified.\n"
 	      "Unmarked binaries never fail: the gate is about markings that lie.\n"
 	      "\n"
@@ -87,6 +93,7 @@ struct gate_binary {
 	uint32_t risks;
 	char state[16]; /* from the evidence: "quarantined", "verified", ... or "" */
 	uint64_t violations;
+	char jit_via[192]; /* a JIT runtime found in the resolved closure, "" if none */
 	bool failed, warned;
 	unsigned n_reasons;
 	char reasons[GATE_REASONS_MAX][160];
@@ -99,6 +106,7 @@ struct gate_package {
 	struct gate_binary *bins;
 	size_t n_bins;
 	unsigned n_elf, n_marked, n_failed;
+	struct gate_stage stage; /* its ELF files, for the closures */
 };
 
 struct gate_ctx {
@@ -167,9 +175,13 @@ static void judge(struct gate_ctx *c, const char *package, struct gate_binary *b
 			continue;
 		shstk_risks_format(1u << bit, name, sizeof(name));
 		if (c->policy->risk_action[bit] == SHSTK_RISK_ACTION_DENY)
-			add_reason(b, true, "risk '%s' is denied by the policy", name);
+			add_reason(b, true, "risk '%s' is denied by the policy%s%s", name,
+				   (1u << bit) == SHSTK_RISK_JIT && b->jit_via[0] ? ": " : "",
+				   (1u << bit) == SHSTK_RISK_JIT ? b->jit_via : "");
 		else if (c->policy->risk_action[bit] == SHSTK_RISK_ACTION_AUDIT_ONLY)
-			add_reason(b, false, "risk '%s': audit only under the policy", name);
+			add_reason(b, false, "risk '%s': audit only under the policy%s%s", name,
+				   (1u << bit) == SHSTK_RISK_JIT && b->jit_via[0] ? ": " : "",
+				   (1u << bit) == SHSTK_RISK_JIT ? b->jit_via : "");
 	}
 	subj = (struct shstk_policy_subject){
 		.path = b->path,
@@ -219,15 +231,40 @@ static int audit_elf(struct gate_ctx *c, struct gate_package *p, const char *pat
 	if (info.soname && shstk_soname_is_jit(info.soname))
 		b->risks |= SHSTK_RISK_JIT;
 	shstk_build_id_hex(info.build_id, info.build_id_len, b->build_id, sizeof(b->build_id));
+	/* Every ELF file is staged: a marked binary's closure may run through
+	 * the package's unmarked libraries. */
+	r = gate_stage_add_file(&p->stage, path, buf, len, info.soname);
 	shstk_elf_info_done(&info);
 	if (b->marked)
 		p->n_marked++;
-	r = lookup_evidence(c, b);
-	if (r < 0)
-		return r;
-	judge(c, p->name, b);
-	if (b->failed)
-		p->n_failed++;
+	return r == -EINVAL ? 0 : r; /* an unsafe payload path: judged alone, not staged */
+}
+
+/*
+ * Judges every binary once the whole payload is staged: a JIT runtime
+ * anywhere in a marked binary's resolved closure (a library of its own
+ * package that links libnode, not only a direct DT_NEEDED) is the risk
+ * 'jit', as the scanner's closure would find after installation.
+ */
+static int judge_package(struct gate_ctx *c, struct gate_package *p)
+{
+	for (size_t i = 0; i < p->n_bins; i++) {
+		struct gate_binary *b = &p->bins[i];
+		int r = 0;
+
+		if (b->marked && strcmp(b->kind, "bad-elf") != 0)
+			r = gate_stage_closure_jit(&p->stage, b->path, b->jit_via, sizeof(b->jit_via));
+		if (r > 0)
+			b->risks |= SHSTK_RISK_JIT;
+		else if (r < 0 && r != -ENOENT)
+			return r;
+		r = lookup_evidence(c, b);
+		if (r < 0)
+			return r;
+		judge(c, p->name, b);
+		if (b->failed)
+			p->n_failed++;
+	}
 	return 0;
 }
 
@@ -281,6 +318,13 @@ static int read_payload(struct gate_ctx *c, struct gate_package *p, rpmts ts)
 		rpm_loff_t size = rpmfiFSize(fi);
 		ssize_t got;
 
+		if (S_ISLNK(rpmfiFMode(fi)) && rpmfiFLink(fi)) {
+			r = gate_stage_add_link(&p->stage, rpmfiFN(fi), rpmfiFLink(fi));
+			if (r == -ENOMEM)
+				goto out;
+			r = 0;
+			continue;
+		}
 		if (!S_ISREG(rpmfiFMode(fi)) || !rpmfiArchiveHasContent(fi) || size < 4)
 			continue;
 		if ((uint64_t)size > GATE_FILE_MAX) {
@@ -310,8 +354,13 @@ static int read_payload(struct gate_ctx *c, struct gate_package *p, rpmts ts)
 	if (it != RPMERR_ITER_END) {
 		snprintf(p->error, sizeof(p->error), "payload truncated or corrupt (archive error %d)", it);
 		r = -EBADMSG;
+		goto out;
 	}
+	r = judge_package(c, p);
+	if (r < 0)
+		snprintf(p->error, sizeof(p->error), "resolving the closures of its binaries: %s", strerror(-r));
 out:
+	gate_stage_done(&p->stage);
 	free(buf);
 	rpmfiFree(fi);
 	rpmfilesFree(files);

@@ -145,6 +145,32 @@ mkrpm() {
 }
 mkrpm pkg-clean hello
 mkrpm pkg-ctx "hello ctxdemo"
+# A marked program whose own library links a JIT runtime: nothing in the
+# program's DT_NEEDED names the JIT, only its resolved closure does.  The
+# runtime is a stub with LuaJIT's soname; the package ships all three.
+cat >"$work/jitstub.c" <<'C'
+int luaJIT_stub(void) { return 42; }
+C
+cat >"$work/wrap.c" <<'C'
+int luaJIT_stub(void);
+int wrap(void) { return luaJIT_stub(); }
+C
+cat >"$work/jitapp.c" <<'C'
+int wrap(void);
+int main(void) { return wrap() == 42 ? 0 : 1; }
+C
+$cc -shared -fPIC -Wl,-soname,libluajit-5.1.so.2 -o "$work/libluajit-5.1.so.2" "$work/jitstub.c"
+$cc -shared -fPIC -Wl,-soname,libwrap.so.1 -o "$work/libwrap.so.1" "$work/wrap.c" "$work/libluajit-5.1.so.2"
+$cc -O2 -fcf-protection=full -Wl,-z,shstk -Wl,--build-id -Wl,-rpath-link,"$work" -o "$work/jitapp" "$work/jitapp.c" "$work/libwrap.so.1"
+LD_LIBRARY_PATH="$work" "$work/jitapp" || { echo "FAIL: the jitapp fixture does not run"; exit 1; }
+sed -e 's|^/usr/bin/\*$|/usr/bin/*\n/usr/lib64/*|' \
+    -e 's|^for f in %{bins}.*|&\nmkdir -p %{buildroot}/usr/lib64; for f in %{libs}; do install -m 755 %{srcdir}/$f %{buildroot}/usr/lib64/$f; done|' \
+	"$work/t.spec" >"$work/t-lib.spec"
+rpmbuild -bb --nodeps --define "_topdir $work/top" --define "pkgname pkg-jit" --define "bins jitapp" \
+	--define "libs libwrap.so.1 libluajit-5.1.so.2" --define "srcdir $work" --define '_build_id_links none' \
+	--define '__strip /bin/true' --define 'debug_package %{nil}' "$work/t-lib.spec" >"$work/rpmbuild-jit.log" 2>&1 ||
+	{ cat "$work/rpmbuild-jit.log"; echo "FAIL: rpmbuild pkg-jit"; exit 1; }
+cp "$work"/top/RPMS/*/pkg-jit-1.0-1.*.rpm "$work/pkg-jit.rpm"
 # The header survives, the payload is cut short.
 size=$(stat -c %s "$work/pkg-ctx.rpm")
 head -c $((size - 2000)) "$work/pkg-ctx.rpm" >"$work/pkg-trunc.rpm"
@@ -158,6 +184,13 @@ golden_check gate-strict "$ctl" gate --db "$gdb" --strict pkg-clean.rpm
 golden_check gate-trunc "$ctl" gate --db "$gdb" pkg-clean.rpm pkg-trunc.rpm
 printf 'not an rpm\n' >junk.rpm
 golden_check gate-junk "$ctl" gate --db "$gdb" junk.rpm
+golden_check gate-jit-closure "$ctl" gate --db "$gdb" pkg-jit.rpm
+golden_check gate-jit-closure-json "$ctl" gate --db "$gdb" --format json pkg-jit.rpm
+# The staging directory is gone afterwards.
+if ls "${TMPDIR:-/tmp}"/shstkctl-gate.* >/dev/null 2>&1 && [ -n "$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'shstkctl-gate.*' -newer "$work/pkg-jit.rpm")" ]; then
+	echo "not ok - gate left its staging directory behind"
+	fail=1
+fi
 golden_check gate-json-policy "$ctl" gate --db "$gdb" --format json \
 	--policy "$SHSTK_SRCDIR/policies/examples/packager-gate.conf" pkg-ctx.rpm
 
