@@ -59,10 +59,10 @@ static inline const char *sample_shstk(void)
 	return "off";
 }
 
-/* Prints "SAMPLE NAME: WHAT, shstk=on|off features='…' violations=N" in one write. */
+/* Prints "SAMPLE NAME: WHAT, shstk=on|off features='…' violations=N locked='…'" in one write. */
 static inline void __attribute__((format(printf, 2, 3))) sample_report(const char *name, const char *fmt, ...)
 {
-	char what[160], feat[128], viol[32], line[512];
+	char what[160], feat[128], locked[128], viol[32], line[640];
 	const char *shstk = sample_shstk();
 	va_list ap;
 	int n;
@@ -71,9 +71,10 @@ static inline void __attribute__((format(printf, 2, 3))) sample_report(const cha
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	sample_status_field("x86_Thread_features", feat, sizeof(feat));
+	sample_status_field("x86_Thread_features_locked", locked, sizeof(locked));
 	sample_status_field("x86_Thread_shstk_violations", viol, sizeof(viol));
-	n = snprintf(line, sizeof(line), "SAMPLE %s: %s, shstk=%s features='%s' violations=%s\n", name, what,
-		     shstk, feat, viol[0] ? viol : "-");
+	n = snprintf(line, sizeof(line), "SAMPLE %s: %s, shstk=%s features='%s' violations=%s locked='%s'\n", name,
+		     what, shstk, feat, viol[0] ? viol : "-", locked);
 	if (n > 0)
 		(void)!write(STDOUT_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
