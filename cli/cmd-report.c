@@ -2,6 +2,7 @@
 /* shstkctl report: what the scans found — markings, eligibility by reason, offenders, suspects, packages. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <sqlite3.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,7 +25,14 @@ static void help(void)
 	      "  - x86 feature marking of the ELF objects (SHSTK, IBT, none);\n"
 	      "  - executables eligible for a shadow stack (it and its whole DT_NEEDED\n"
 	      "    closure 64-bit and marked SHSTK) and the ineligible ones by first reason;\n"
-	      "  - the libraries most often responsible (top offenders);\n"
+	      "  - top offenders: the objects that block the most executables.  Every\n"
+	      "    unmarked, non-x86-64 or missing object in an ineligible executable's\n"
+	      "    closure counts ('blocks'), not only the first reason: on a distribution\n"
+	      "    that marks nothing, every executable's first reason is its own marking,\n"
+	      "    yet libc and ld.so are what stand in the way of all of them.  'alone'\n"
+	      "    counts the executables for which it is the only such object (marking it\n"
+	      "    leaves only the executable's own marking to fix), 'first' those for which\n"
+	      "    it is the first reason in load order;\n"
 	      "  - suspects: objects marked SHSTK that carry risk signals (context switching,\n"
 	      "    longjmp, a JIT runtime in the closure, executable stack, text relocations);\n"
 	      "  - per-package counts.\n"
@@ -101,7 +109,7 @@ struct report {
 	struct shstk_db_scan scan;
 	char scan_roots[1024];
 	struct row_list verdicts;  /* cells: verdict; nums: count */
-	struct row_list offenders; /* cells: verdict name path package; nums: executables */
+	struct row_list offenders; /* cells: kind name path package; nums: blocks alone first */
 	struct row_list suspects;  /* cells: path kind package verdict; nums: risks */
 	struct row_list packages;  /* cells: package source; nums: objects executables shstk ibt eligible */
 };
@@ -129,12 +137,63 @@ static int on_verdict(const char *verdict, uint64_t count, void *ud)
 	return rows_add(l, cells, &count);
 }
 
-static int on_offender(const struct shstk_db_offender *o, void *ud)
-{
-	struct row_list *l = ud;
-	const char *cells[] = { o->verdict, o->name, o->path, o->package };
+/*
+ * The objects that block the most executables: every closure entry (the
+ * executable itself excluded, repeated loads skipped) that is missing, or
+ * resolves to an object that is not 64-bit x86-64 ELF marked SHSTK, in the
+ * closure of an ineligible executable.  Read with SQLite directly on a
+ * read-only connection: the aggregate is this report's own (the DAL's
+ * shstk_db_report_offenders() counts first reasons only; a move into
+ * db/report.c is welcome).
+ */
+static const char SQL_BLOCKERS[] =
+	"WITH ex AS (SELECT v.object, v.reason_idx FROM verdicts v JOIN objects o ON o.id = v.object "
+	"            WHERE v.verdict <> 'eligible'), "
+	"blk AS (SELECT c.object AS exe, coalesce(r.path, c.resolved_path, c.name) AS k, c.name, "
+	"               coalesce(r.path, c.resolved_path) AS path, r.package, "
+	/* the verdict names of lib/deps: a 32-bit or foreign object is "dep-unmarked" too */
+	"               CASE WHEN c.via = 'missing' THEN 'dep-missing' WHEN r.format <> 1 THEN 'bad-elf' "
+	"                    ELSE 'dep-unmarked' END AS why, "
+	"               min(c.idx) = ex.reason_idx AS first "
+	"        FROM closure c JOIN ex ON ex.object = c.object LEFT JOIN objects r ON r.id = c.resolved "
+	"        WHERE c.idx > 0 AND c.via <> 'loaded' AND (c.via = 'missing' OR (r.id IS NOT NULL AND "
+	"              (r.format <> 1 OR r.class <> 2 OR r.machine <> 62 OR (r.x86_feature_1 & 2) = 0))) "
+	"        GROUP BY c.object, k), "
+	"per AS (SELECT exe, count(*) AS n FROM blk GROUP BY exe) "
+	"SELECT why, name, path, package, count(*) AS blocks, sum(per.n = 1), sum(first) "
+	"FROM blk JOIN per USING (exe) GROUP BY k ORDER BY blocks DESC, name, path LIMIT ?1";
 
-	return rows_add(l, cells, &o->executables);
+static int collect_blockers(const char *db_path, unsigned limit, struct row_list *l)
+{
+	sqlite3 *c = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc, r = 0;
+
+	rc = sqlite3_open_v2(db_path, &c, SQLITE_OPEN_READONLY, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(c, SQL_BLOCKERS, -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *cells[4];
+		uint64_t nums[3];
+
+		for (int i = 0; i < 4; i++)
+			cells[i] = (const char *)sqlite3_column_text(st, i);
+		for (int i = 0; i < 3; i++)
+			nums[i] = (uint64_t)sqlite3_column_int64(st, 4 + i);
+		r = rows_add(l, cells, nums);
+		if (r < 0)
+			break;
+		rc = SQLITE_OK;
+	}
+	if (r >= 0 && rc != SQLITE_DONE) {
+		shstkctl_error("reading %s: %s", db_path, c ? sqlite3_errmsg(c) : "out of memory");
+		r = -EIO;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(c);
+	return r;
 }
 
 static int on_suspect(const struct shstk_db_suspect *s, void *ud)
@@ -160,7 +219,7 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct repo
 	int r;
 
 	rep->verdicts = (struct row_list){ .width = 1, .nnum = 1 };
-	rep->offenders = (struct row_list){ .width = 4, .nnum = 1 };
+	rep->offenders = (struct row_list){ .width = 4, .nnum = 3 };
 	rep->suspects = (struct row_list){ .width = 4, .nnum = 1 };
 	rep->packages = (struct row_list){ .width = 2, .nnum = 5 };
 
@@ -170,7 +229,7 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct repo
 	if (r >= 0)
 		r = shstk_db_report_verdicts(db, on_verdict, &rep->verdicts);
 	if (r >= 0)
-		r = shstk_db_report_offenders(db, o->top, on_offender, &rep->offenders);
+		r = collect_blockers(shstkctl_db_path(), o->top, &rep->offenders);
 	if (r >= 0)
 		r = shstk_db_report_suspects(db, on_suspect, &rep->suspects);
 	if (r >= 0)
@@ -237,15 +296,16 @@ static void print_table(const struct report *rep, const char *db_path)
 	if (t->no_verdict)
 		printf("  %-34s %8" PRIu64 "\n", "not yet resolved", t->no_verdict);
 
-	printf("\nTop offenders (the first reason an executable is ineligible)\n");
+	printf("\nTop offenders (objects in the closure of the most ineligible executables)\n");
 	if (rep->offenders.n == 0)
 		printf("  none\n");
 	else
-		printf("  %6s  %-13s %-28s %s\n", "execs", "reason", "library", "path (package)");
+		printf("  %6s %6s %6s  %-12s %-28s %s\n", "blocks", "alone", "first", "why", "object", "path (package)");
 	for (size_t i = 0; i < rep->offenders.n; i++) {
 		const char *path = CELL(&rep->offenders, i, 2), *pkg = CELL(&rep->offenders, i, 3);
 
-		printf("  %6" PRIu64 "  %-13s %-28s %s%s%s%s\n", NUM(&rep->offenders, i, 0), CELL(&rep->offenders, i, 0),
+		printf("  %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %-12s %-28s %s%s%s%s\n", NUM(&rep->offenders, i, 0),
+		       NUM(&rep->offenders, i, 1), NUM(&rep->offenders, i, 2), CELL(&rep->offenders, i, 0),
 		       CELL(&rep->offenders, i, 1), path ? path : "(not found)", pkg ? " (" : "", pkg ? pkg : "",
 		       pkg ? ")" : "");
 	}
@@ -344,6 +404,8 @@ static void print_json(const struct report *rep, const char *db_path)
 		json_kv_string(&j, "path", CELL(&rep->offenders, i, 2));
 		json_kv_string(&j, "package", CELL(&rep->offenders, i, 3));
 		json_kv_uint(&j, "executables", NUM(&rep->offenders, i, 0));
+		json_kv_uint(&j, "alone", NUM(&rep->offenders, i, 1));
+		json_kv_uint(&j, "first", NUM(&rep->offenders, i, 2));
 		json_object_close(&j);
 	}
 	json_array_close(&j);

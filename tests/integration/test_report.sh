@@ -70,4 +70,26 @@ for b in "$work"/root/usr/bin/*; do
 	[ "$a" = "$l" ] || { echo "FAIL: $n: database says '$a', live analysis '$l'"; fail=1; }
 done
 [ $fail = 0 ] && echo "ok: database and live verdicts agree"
+
+# Top offenders count every blocking object, not only the first reason: an
+# unmarked program (its own marking is its first reason, as on Debian) that
+# needs the unmarked library and one that is missing.  Linked against a stub
+# outside the root, so the root lacks libnothere.so.1.
+cc=${CC:-cc}
+if command -v "$cc" >/dev/null 2>&1; then
+	mkdir -p "$work/stub"
+	printf 'int nothere(void) { return 0; }\n' >"$work/stub/nothere.c"
+	printf 'void _start(void) { for (;;) ; }\n' >"$work/prog.c"
+	$cc -shared -fPIC -fcf-protection=none -Wl,-soname,libnothere.so.1 -o "$work/stub/libnothere.so.1" "$work/stub/nothere.c"
+	$cc -nostdlib -fcf-protection=none -Wl,--no-as-needed -Wl,--dynamic-linker=/usr/lib/x86_64-linux-gnu/ld-fake.so.2 \
+		-o "$work/root/usr/bin/plain-unmarked" "$work/prog.c" \
+		"$work/root/usr/lib/x86_64-linux-gnu/libunmarked.so.1" "$work/stub/libnothere.so.1"
+	"$ctl" --db "$work/offenders.db" scan --no-packages --no-progress --root "$work/root" / >/dev/null
+	golden_check report-offenders "$ctl" --db "$work/offenders.db" report --top 3
+	# plain-unmarked: self-unmarked first, so the library is not its first reason.
+	row=$(grep ' libunmarked.so.1 ' "$work/report-offenders.out" | awk '{print $1, $2, $3}')
+	[ "$row" = "3 2 2" ] || { echo "FAIL: libunmarked.so.1 blocks/alone/first = '$row', want '3 2 2'"; fail=1; }
+else
+	echo "SKIP (part): no C compiler for the offenders case"
+fi
 exit $fail
