@@ -19,14 +19,17 @@ python3 "$here/manifest.py" tsv "$SAMPLES_MANIFEST" "$tmp/m.tsv"
 tab=$(printf '\t')
 
 # Every sample-* the build made is in the manifest, and the other way round.
-ls "$SAMPLES_DIR" | grep '^sample-' | grep -v '\.p$' | sort >"$tmp/built"
+for f in "$SAMPLES_DIR"/sample-*; do
+	[ -f "$f" ] && basename "$f"
+done | sort >"$tmp/built"
 grep -v '^#' "$tmp/m.tsv" | cut -f2 | sort >"$tmp/listed"
 if ! cmp -s "$tmp/built" "$tmp/listed"; then
 	fail "built samples and manifest differ:"
 	diff "$tmp/built" "$tmp/listed" || true
 fi
 
-while IFS=$tab read -r name bin enforce audit fobj refuse ematch rmatch files compatible; do
+# Only the columns this host test needs; the verdicts are the Bochs lane's.
+while IFS=$tab read -r name bin _ _ _ _ _ _ files _; do
 	case $name in '#'*) continue ;; esac
 	exe=$SAMPLES_DIR/$bin
 	[ -x "$exe" ] || { fail "$name: $exe not built"; continue; }
