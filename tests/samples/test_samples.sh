@@ -42,6 +42,15 @@ while IFS=$tab read -r name bin _ _ _ _ _ _ files _; do
 	fi
 	# Judged against the manifest after the loop, all in one python run.
 	"$SHSTKCTL" explain --live --format=json "$exe" >"$tmp/explain-$name.json" || fail "$name: explain failed"
+	# Every object of it claims SHSTK itself, the assembly included (<cet.h>):
+	# -z shstk would hide a compiler that dropped the note.
+	for o in "$SAMPLES_DIR/$bin.p"/*.o; do
+		[ -f "$o" ] || { fail "$name: no objects in $SAMPLES_DIR/$bin.p"; break; }
+		ofeat=$("$ELFINFO" "$o" 2>&1 | sed -n 's/.* feature=\(0x[0-9a-f]*\) .*/\1/p')
+		if [ -z "$ofeat" ] || [ $((ofeat & 2)) = 0 ]; then
+			fail "$name: object $(basename "$o") has no SHSTK note"
+		fi
+	done
 	for f in $(printf '%s\n' "$files" | tr ',' ' '); do
 		[ "$f" = - ] && continue
 		[ -f "$SAMPLES_DIR/$f" ] || { fail "$name: needs $f, not built"; continue; }
