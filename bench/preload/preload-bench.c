@@ -3,9 +3,10 @@
  * Preload benchmark: fork+exec+wait of a trivial dynamically linked program,
  * side by side without a preload, with LD_PRELOAD of an empty library, and with
  * libshstk_preload.so without an allowlist and over a small and a 100 000-entry
- * allowlist (with and without a daemon socket listening).  Conditions are
- * interleaved round by round so that drift hits all of them alike; the median
- * round is reported.  --compare OLD runs the same preload conditions with a
+ * allowlist (with and without a daemon socket listening).  Conditions take
+ * turns exec by exec so that drift and bursts of other load hit all of them
+ * alike; the median round is reported, and the median of the paired per-exec
+ * CPU differences, which is what survives a loaded machine.  --compare OLD runs the same preload conditions with a
  * second build of the library in the same rounds, so that a change is measured
  * before and after under the same load.  Prints, asserts nothing: performance
  * is read, not tested.
@@ -35,9 +36,8 @@ struct cond {
 	char *env[8];
 	double *per_round; /* wall microseconds per exec */
 	double *cpu_round; /* the child's user+system CPU microseconds per exec */
-	double *wall_exec; /* every exec's wall time, for quantiles */
+	double *wall_exec; /* every exec's wall time, slot by slot */
 	double *cpu_exec;  /* every exec's CPU time */
-	size_t nexec;
 };
 
 static double now_us(void)
@@ -61,49 +61,43 @@ static double tv_us(const struct timeval *tv)
 }
 
 /*
- * One round: n fork+exec+wait of the program with this environment.  Wall time
- * is what a user sees; the child's own CPU time (from wait4) is what the
- * preload adds, and suffers less from other load on the machine.  With c, every
- * exec's times are also kept: their lower quantiles are what is left when other
- * load on the machine did not happen to hit that exec.
+ * One fork+exec+wait of the program with this environment, recorded in c as
+ * exec number k.  Wall time is what a user sees; the child's own CPU time
+ * (from wait4) is what the preload adds, and suffers less from other load.
  */
-static double run_round(const char *prog, struct cond *c, char **env, int n, int drain_fd,
-			double *ret_cpu)
+static void run_one(const char *prog, struct cond *c, size_t k, int drain_fd)
 {
 	char *argv[] = { (char *)prog, NULL };
 	char buf[2048];
-	double t0 = now_us(), cpu = 0;
+	double t0 = now_us();
+	struct rusage ru;
+	pid_t pid;
+	int st;
 
-	for (int i = 0; i < n; i++) {
-		double t1 = now_us(), ccpu;
-		struct rusage ru;
-		pid_t pid;
-		int st;
-
-		if (posix_spawn(&pid, prog, NULL, NULL, argv, env) != 0 || wait4(pid, &st, 0, &ru) < 0 ||
-		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			fprintf(stderr, "shstk-preload-bench: %s failed\n", prog);
-			exit(1);
-		}
-		ccpu = tv_us(&ru.ru_utime) + tv_us(&ru.ru_stime);
-		cpu += ccpu;
-		if (c) {
-			c->wall_exec[c->nexec] = now_us() - t1;
-			c->cpu_exec[c->nexec++] = ccpu;
-		}
-		/* A daemon that keeps up: the queue never fills. */
-		while (drain_fd >= 0 && recv(drain_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-			;
+	if (posix_spawn(&pid, prog, NULL, NULL, argv, c->env) != 0 || wait4(pid, &st, 0, &ru) < 0 ||
+	    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "shstk-preload-bench: %s failed\n", prog);
+		exit(1);
 	}
-	if (ret_cpu)
-		*ret_cpu = cpu / n;
-	return (now_us() - t0) / n;
+	c->wall_exec[k] = now_us() - t0;
+	c->cpu_exec[k] = tv_us(&ru.ru_utime) + tv_us(&ru.ru_stime);
+	/* A daemon that keeps up: the queue never fills. */
+	while (drain_fd >= 0 && recv(drain_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
 }
 
-static double quantile(double *v, size_t n, double q)
+static double median(double *v, size_t n)
 {
 	qsort(v, n, sizeof(double), cmp_double);
-	return v[(size_t)(q * (double)(n - 1))];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median over exec slots of a's CPU time minus b's in the same slot. */
+static double paired_cpu_diff(const struct cond *a, const struct cond *b, size_t n, double *tmp)
+{
+	for (size_t k = 0; k < n; k++)
+		tmp[k] = a->cpu_exec[k] - b->cpu_exec[k];
+	return median(tmp, n);
 }
 
 static int write_allowlist(const char *path, const struct shstk_al_key *prog_key, size_t n)
@@ -236,23 +230,36 @@ int main(int argc, char **argv)
 	if (old)
 		nc = add_preload_conds(conds, nc, "old", e_old, e_al, e_nosock, e_sock);
 
+	size_t nexec = (size_t)rounds * (size_t)iters;
+	double *tmp = calloc(nexec, sizeof(double));
+
 	for (size_t c = 0; c < nc; c++) {
 		conds[c].per_round = calloc((size_t)rounds, sizeof(double));
 		conds[c].cpu_round = calloc((size_t)rounds, sizeof(double));
-		conds[c].wall_exec = calloc((size_t)rounds * (size_t)iters, sizeof(double));
-		conds[c].cpu_exec = calloc((size_t)rounds * (size_t)iters, sizeof(double));
-		if (!conds[c].per_round || !conds[c].cpu_round || !conds[c].wall_exec || !conds[c].cpu_exec)
+		conds[c].wall_exec = calloc(nexec, sizeof(double));
+		conds[c].cpu_exec = calloc(nexec, sizeof(double));
+		if (!tmp || !conds[c].per_round || !conds[c].cpu_round || !conds[c].wall_exec ||
+		    !conds[c].cpu_exec)
 			return 1;
-		/* warm up */
-		run_round(prog, NULL, conds[c].env, 20, conds[c].env[3] == e_sock ? sfd : -1, NULL);
+		for (size_t k = 0; k < 20; k++) /* warm up */
+			run_one(prog, &conds[c], k, conds[c].env[3] == e_sock ? sfd : -1);
 	}
-	for (int r = 0; r < rounds; r++)
-		for (size_t c = 0; c < nc; c++)
-			conds[c].per_round[r] = run_round(prog, &conds[c], conds[c].env, iters,
-							  conds[c].env[3] == e_sock ? sfd : -1,
-							  &conds[c].cpu_round[r]);
+	/* Conditions take turns exec by exec: a burst of other load hits them all alike. */
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < iters; i++)
+			for (size_t c = 0; c < nc; c++)
+				run_one(prog, &conds[c], (size_t)r * (size_t)iters + (size_t)i,
+					conds[c].env[3] == e_sock ? sfd : -1);
+		for (size_t c = 0; c < nc; c++) {
+			for (int i = 0; i < iters; i++) {
+				conds[c].per_round[r] += conds[c].wall_exec[(size_t)r * (size_t)iters + (size_t)i] / iters;
+				conds[c].cpu_round[r] += conds[c].cpu_exec[(size_t)r * (size_t)iters + (size_t)i] / iters;
+			}
+		}
+	}
 
-	printf("preload benchmark: %d rounds x %d fork+exec+wait of %s\n", rounds, iters, prog);
+	printf("preload benchmark: %d rounds x %d fork+exec+wait of %s, conditions taking turns\n", rounds,
+	       iters, prog);
 	if (old)
 		printf("new: %s\nold: %s\n", argv[2], old);
 	printf("per exec, median of rounds: wall time, and the child's own CPU time (wait4)\n");
@@ -261,9 +268,8 @@ int main(int argc, char **argv)
 	double base = 0, empty = 0, cbase = 0, cempty = 0;
 
 	for (size_t c = 0; c < nc; c++) {
-		qsort(conds[c].per_round, (size_t)rounds, sizeof(double), cmp_double);
-		qsort(conds[c].cpu_round, (size_t)rounds, sizeof(double), cmp_double);
-		double med = conds[c].per_round[rounds / 2], cmed = conds[c].cpu_round[rounds / 2];
+		double med = median(conds[c].per_round, (size_t)rounds);
+		double cmed = median(conds[c].cpu_round, (size_t)rounds);
 
 		if (c == 0) {
 			base = med;
@@ -275,29 +281,31 @@ int main(int argc, char **argv)
 		}
 		printf("%-40s %9.1f %8.3fx %8.3fx %9.1f %8.3fx %8.3fx\n", conds[c].name, med, med / base,
 		       c >= 1 ? med / empty : 1.0, cmed, cmed / cbase, c >= 1 ? cmed / cempty : 1.0);
+	}
+	/*
+	 * Paired: exec k of every condition ran back to back, so the difference of
+	 * their CPU times cancels most of whatever else the machine did then.
+	 */
+	for (size_t k = 0; k < nexec; k++)
+		tmp[k] = conds[0].cpu_exec[k];
+	cbase = median(tmp, nexec);
+	printf("paired: median over %zu exec slots of the CPU time difference to the same slot's\n"
+	       "no-preload and empty-library execs; ratio = 1 + difference / median no-preload CPU (%.1f us)\n",
+	       nexec, cbase);
+	printf("%-40s %9s %9s %9s %9s\n", "condition", "+us none", "vs none", "+us empty", "vs empty");
+	for (size_t c = 1; c < nc; c++) {
+		double dn = paired_cpu_diff(&conds[c], &conds[0], nexec, tmp);
+		double de = c > 1 ? paired_cpu_diff(&conds[c], &conds[1], nexec, tmp) : 0;
+
+		printf("%-40s %9.1f %8.3fx %9.1f %8.3fx\n", conds[c].name, dn, 1 + dn / cbase, de, 1 + de / cbase);
+	}
+	for (size_t c = 0; c < nc; c++) {
 		free(conds[c].per_round);
 		free(conds[c].cpu_round);
-	}
-	printf("per exec, 25th percentile of all %d execs (less sensitive to other load)\n", rounds * iters);
-	printf("%-40s %9s %9s %9s %9s %9s %9s\n", "condition", "wall us", "vs none", "vs empty",
-	       "cpu us", "vs none", "vs empty");
-	for (size_t c = 0; c < nc; c++) {
-		double w = quantile(conds[c].wall_exec, conds[c].nexec, 0.25);
-		double u = quantile(conds[c].cpu_exec, conds[c].nexec, 0.25);
-
-		if (c == 0) {
-			base = w;
-			cbase = u;
-		}
-		if (c == 1) {
-			empty = w;
-			cempty = u;
-		}
-		printf("%-40s %9.1f %8.3fx %8.3fx %9.1f %8.3fx %8.3fx\n", conds[c].name, w, w / base,
-		       c >= 1 ? w / empty : 1.0, u, u / cbase, c >= 1 ? u / cempty : 1.0);
 		free(conds[c].wall_exec);
 		free(conds[c].cpu_exec);
 	}
+	free(tmp);
 	close(sfd);
 	unlink(sock);
 	unlink(small);
