@@ -11,7 +11,11 @@
  * before and after under the same load.  Prints, asserts nothing: performance
  * is read, not tested.
  *
- *   shstk-preload-bench [--compare OLDPRELOAD] TRIVIAL PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]
+ * --etc-preload adds the empty library and the preload named in
+ * /etc/ld.so.preload instead of LD_PRELOAD (see etc_overlay()).
+ *
+ *   shstk-preload-bench [--compare OLDPRELOAD] [--etc-preload] TRIVIAL PRELOAD EMPTYLIB
+ *                       [ITERATIONS [ROUNDS]]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +44,7 @@ struct cond {
 	char *env[8];
 	double *per_round; /* wall microseconds per exec */
 	double *cpu_round; /* the child's user+system CPU microseconds per exec */
+	const char *etc_preload; /* /etc/ld.so.preload's line (--etc-preload), NULL: no file */
 	double *wall_exec; /* every exec's wall time, slot by slot */
 	double *cpu_exec;  /* every exec's CPU time */
 };
@@ -148,6 +157,77 @@ static int program_key(const char *prog, struct shstk_al_key *ret)
 	return r;
 }
 
+#define OVERLAYFS_MAGIC 0x794c7630
+
+/*
+ * /etc/ld.so.preload acts on every process of the machine, so the benchmark
+ * never writes the real one: it moves itself into a private mount namespace
+ * and mounts an overlay over /etc there, its upper layer in the benchmark's
+ * temporary directory.  Only when all of that verifiably happened (/etc is an
+ * overlay, this namespace is not init's) does it return 0 and may the file be
+ * written; the machine's /etc is never touched.
+ */
+static int etc_overlay(const char *dir)
+{
+	char upper[128], work[128], opts[400], before[64], after[64];
+	struct statfs sf;
+	ssize_t a, b;
+
+	snprintf(upper, sizeof(upper), "%s/etc-upper", dir);
+	snprintf(work, sizeof(work), "%s/etc-work", dir);
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return -errno;
+	b = readlink("/proc/self/ns/mnt", before, sizeof(before));
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	a = readlink("/proc/self/ns/mnt", after, sizeof(after));
+	if (a <= 0 || b <= 0 || (a == b && memcmp(before, after, (size_t)a) == 0))
+		return -EPERM; /* not verifiably a new namespace: hands off /etc */
+	snprintf(opts, sizeof(opts), "lowerdir=/etc,upperdir=%s,workdir=%s", upper, work);
+	if (mount("overlay", "/etc", "overlay", 0, opts) < 0)
+		return -errno;
+	if (statfs("/etc", &sf) < 0 || sf.f_type != OVERLAYFS_MAGIC)
+		return -EPERM;
+	return 0;
+}
+
+/* mounted: etc_overlay() succeeded, so /etc here is this namespace's overlay. */
+static void etc_overlay_remove(const char *dir, bool mounted)
+{
+	char p[160];
+
+	if (mounted)
+		(void)umount2("/etc", MNT_DETACH);
+	snprintf(p, sizeof(p), "%s/etc-upper/ld.so.preload", dir); /* the file or its whiteout */
+	(void)unlink(p);
+	snprintf(p, sizeof(p), "%s/etc-upper", dir);
+	(void)rmdir(p);
+	snprintf(p, sizeof(p), "%s/etc-work/work", dir);
+	(void)rmdir(p);
+	snprintf(p, sizeof(p), "%s/etc-work", dir);
+	(void)rmdir(p);
+}
+
+/* Only ever called after etc_overlay() succeeded. */
+static void etc_preload_set(const char *line)
+{
+	int fd;
+
+	if (!line) {
+		if (unlink("/etc/ld.so.preload") < 0 && errno != ENOENT)
+			goto fail;
+		return;
+	}
+	fd = open("/etc/ld.so.preload", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) || write(fd, "\n", 1) != 1 ||
+	    close(fd) < 0)
+		goto fail;
+	return;
+fail:
+	perror("shstk-preload-bench: /etc/ld.so.preload (in the private overlay)");
+	exit(1);
+}
+
 /* The preload's conditions for one build of the library, appended to conds. */
 static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label, char *e_pre,
 				char *const e_al[3], char *e_nosock, char *e_sock)
@@ -168,6 +248,15 @@ static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label
 	return nc + ELEMENTSOF(what);
 }
 
+/* Whether this condition's preload reports to the socket, which must then be drained. */
+static bool is_sock(const struct cond *c, const char *e_sock)
+{
+	for (size_t i = 0; c->env[i]; i++)
+		if (c->env[i] == e_sock)
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/shstk-preload-bench.XXXXXX";
@@ -176,16 +265,25 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct shstk_al_key key;
 	int iters = 2000, rounds = 7, sfd;
-	const char *prog, *old = NULL;
+	const char *prog, *old = NULL, *etc_cur = NULL;
+	bool etc = false;
 
-	if (argc > 2 && strcmp(argv[1], "--compare") == 0) {
-		old = argv[2];
-		argv += 2;
-		argc -= 2;
+	for (;;) {
+		if (argc > 2 && strcmp(argv[1], "--compare") == 0) {
+			old = argv[2];
+			argv += 2;
+			argc -= 2;
+		} else if (argc > 1 && strcmp(argv[1], "--etc-preload") == 0) {
+			etc = true;
+			argv++;
+			argc--;
+		} else {
+			break;
+		}
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: shstk-preload-bench [--compare OLDPRELOAD] TRIVIAL PRELOAD EMPTYLIB "
-				"[ITERATIONS [ROUNDS]]\n");
+		fprintf(stderr, "usage: shstk-preload-bench [--compare OLDPRELOAD] [--etc-preload] TRIVIAL "
+				"PRELOAD EMPTYLIB [ITERATIONS [ROUNDS]]\n");
 		return 2;
 	}
 	prog = argv[1];
@@ -220,7 +318,7 @@ int main(int argc, char **argv)
 	snprintf(e_nosock, sizeof(e_nosock), "SHSTK_EVENTS_SOCKET=%s/no-daemon", dir);
 
 	char *const e_al[3] = { e_missing, e_small, e_large };
-	struct cond conds[10] = {
+	struct cond conds[16] = {
 		{ .name = "no preload", .env = { "PATH=/usr/bin:/bin", NULL } },
 		{ .name = "LD_PRELOAD empty library", .env = { "PATH=/usr/bin:/bin", e_empty, NULL } },
 	};
@@ -229,6 +327,26 @@ int main(int argc, char **argv)
 	nc = add_preload_conds(conds, nc, old ? "new" : "preload", e_pre, e_al, e_nosock, e_sock);
 	if (old)
 		nc = add_preload_conds(conds, nc, "old", e_old, e_al, e_nosock, e_sock);
+	if (etc) {
+		int r = etc_overlay(dir);
+
+		if (r < 0) {
+			fprintf(stderr, "SKIP: --etc-preload: no private overlay over /etc (%s); needs root\n",
+				strerror(-r));
+			etc_overlay_remove(dir, false);
+			etc = false;
+		} else {
+			conds[nc++] = (struct cond){ .name = "ld.so.preload empty library",
+						     .env = { "PATH=/usr/bin:/bin", NULL },
+						     .etc_preload = argv[3] };
+			conds[nc++] = (struct cond){ .name = "ld.so.preload: no allowlist",
+						     .env = { "PATH=/usr/bin:/bin", e_missing, e_nosock, NULL },
+						     .etc_preload = argv[2] };
+			conds[nc++] = (struct cond){ .name = "ld.so.preload: 100000 + daemon",
+						     .env = { "PATH=/usr/bin:/bin", e_large, e_sock, NULL },
+						     .etc_preload = argv[2] };
+		}
+	}
 
 	size_t nexec = (size_t)rounds * (size_t)iters;
 	double *tmp = calloc(nexec, sizeof(double));
@@ -241,15 +359,20 @@ int main(int argc, char **argv)
 		if (!tmp || !conds[c].per_round || !conds[c].cpu_round || !conds[c].wall_exec ||
 		    !conds[c].cpu_exec)
 			return 1;
+		if (etc && conds[c].etc_preload != etc_cur)
+			etc_preload_set(etc_cur = conds[c].etc_preload);
 		for (size_t k = 0; k < 20; k++) /* warm up */
-			run_one(prog, &conds[c], k, conds[c].env[3] == e_sock ? sfd : -1);
+			run_one(prog, &conds[c], k, is_sock(&conds[c], e_sock) ? sfd : -1);
 	}
 	/* Conditions take turns exec by exec: a burst of other load hits them all alike. */
 	for (int r = 0; r < rounds; r++) {
 		for (int i = 0; i < iters; i++)
-			for (size_t c = 0; c < nc; c++)
+			for (size_t c = 0; c < nc; c++) {
+				if (etc && conds[c].etc_preload != etc_cur)
+					etc_preload_set(etc_cur = conds[c].etc_preload);
 				run_one(prog, &conds[c], (size_t)r * (size_t)iters + (size_t)i,
-					conds[c].env[3] == e_sock ? sfd : -1);
+					is_sock(&conds[c], e_sock) ? sfd : -1);
+			}
 		for (size_t c = 0; c < nc; c++) {
 			for (int i = 0; i < iters; i++) {
 				conds[c].per_round[r] += conds[c].wall_exec[(size_t)r * (size_t)iters + (size_t)i] / iters;
@@ -306,6 +429,8 @@ int main(int argc, char **argv)
 		free(conds[c].cpu_exec);
 	}
 	free(tmp);
+	if (etc)
+		etc_overlay_remove(dir, true);
 	close(sfd);
 	unlink(sock);
 	unlink(small);
