@@ -157,9 +157,9 @@ static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o,
 			src = names[i];
 #if HAVE_SYSTEMD
 	if (d->o.journal) {
-		sd_journal_send("MESSAGE=shadow-stack violation: %s (pid %d) ip 0x%" PRIx64 " %s%s (%s%s)",
+		sd_journal_send("MESSAGE=shadow-stack violation: %s (pid %d) ip 0x%" PRIx64 "%s%s (%s%s)",
 				o->exe ? o->exe : o->comm ? o->comm : "?", (int)o->pid, o->ip,
-				o->ip_object ? "in " : "", o->ip_object ? o->ip_object : "", src,
+				o->ip_object ? " in " : "", o->ip_object ? o->ip_object : "", src,
 				created ? "" : ", corroborates", "MESSAGE_ID=" SHSTKD_MID_VIOLATION, "PRIORITY=%d",
 				o->source == SHSTK_SRC_ABEND ? LOG_NOTICE : LOG_WARNING, "SHSTK_VIOLATION=%lld",
 				(long long)id, "SHSTK_SOURCE=%s", src, "SHSTK_PID=%d", (int)o->pid, "SHSTK_EXE=%s",
@@ -170,9 +170,9 @@ static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o,
 		return;
 	}
 #endif
-	shstkd_log(d, LOG_WARNING, "shadow-stack violation %lld: %s (pid %d) ip 0x%" PRIx64 " %s%s (%s%s)",
+	shstkd_log(d, LOG_WARNING, "shadow-stack violation %lld: %s (pid %d) ip 0x%" PRIx64 "%s%s (%s%s)",
 		   (long long)id, o->exe ? o->exe : o->comm ? o->comm : "?", (int)o->pid, o->ip,
-		   o->ip_object ? "in " : "", o->ip_object ? o->ip_object : "", src, created ? "" : ", corroborates");
+		   o->ip_object ? " in " : "", o->ip_object ? o->ip_object : "", src, created ? "" : ", corroborates");
 }
 
 void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o)
