@@ -48,32 +48,19 @@ int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret)
 	return 1;
 }
 
-static int load_file(const char *path, bool missing_ok, struct shstk_policy **ret)
-{
-	struct shstk_policy_errors errs;
-	int r = shstk_policy_load(path, ret, &errs);
-
-	if (r == -ENOENT && missing_ok)
-		return r;
-	if (r == -EBADMSG)
-		shstk_policy_errors_print(&errs, path, stderr);
-	else if (r < 0)
-		shstkctl_error_errno(r, "policy %s", path);
-	return r;
-}
-
 int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin_policy *ret)
 {
 	enum shstk_stage st;
 	int r;
 
 	*ret = (struct admin_policy){};
-	r = load_file(path ? path : POLICY_PATH, !path, &ret->p);
+	r = shstkctl_policy_load(path ? path : POLICY_PATH, !path, &ret->p);
 	if (r == -ENOENT && !path) {
 		ret->p = shstk_policy_default();
 		if (!ret->p)
 			return shstkctl_error_errno(-ENOMEM, "built-in policy");
 		snprintf(ret->source, sizeof(ret->source), "built-in default (%s does not exist)", POLICY_PATH);
+		ret->builtin = true;
 	} else if (r < 0) {
 		return SHSTKCTL_EXIT_FAILURE;
 	} else {
@@ -134,6 +121,14 @@ int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy
 		printf("re-decided %u executable%s (%u changed); published %s generation %llu\n", st.identities,
 		       st.identities == 1 ? "" : "s", st.changed, al, (unsigned long long)gen);
 	return SHSTKCTL_EXIT_OK;
+}
+
+void admin_stage_json(struct json *j, const struct admin_policy *ap)
+{
+	json_kv_string(j, "stage", shstk_stage_name(ap->p->stage));
+	json_kv_string(j, "stage_source", ap->overridden ? "override" : "policy");
+	json_kv_string(j, "policy", ap->source);
+	json_kv_string(j, "policy_stage", shstk_stage_name(ap->file_stage));
 }
 
 void admin_decision_json(struct json *j, const struct shstk_db_decision *d)

@@ -29,6 +29,7 @@
 struct admin_policy {
 	struct shstk_policy *p;   /* stage override applied */
 	char source[4200];        /* "FILE" or "built-in default (FILE does not exist)" */
+	bool builtin;             /* no policy file: the built-in default */
 	enum shstk_stage file_stage; /* what the file (or the default) says */
 	bool overridden;          /* p->stage comes from ADMIN_META_STAGE */
 };
@@ -58,6 +59,11 @@ int64_t admin_now_us(void);
 int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy *ap, const char *allowlist);
 
 struct json;
+
+/* The stage members of a JSON object: stage, stage_source ("override" or
+ * "policy"), policy (ap->source), policy_stage.  One writer so that status,
+ * stage show and policy show say it alike. */
+void admin_stage_json(struct json *j, const struct admin_policy *ap);
 
 /*
  * A decision row's members, written into the JSON object the caller has

@@ -72,25 +72,9 @@ static int row(const struct shstk_db_decision *d, void *ud)
 /* The DAL lists by identity; people look for a path. */
 struct sorted {
 	struct shstk_db_decision *v;
-	char **strings;
-	size_t n, ns;
+	struct shstkctl_strpool strings;
+	size_t n;
 };
-
-static char *keep(struct sorted *s, const char *str)
-{
-	char **v, *d;
-
-	if (!str)
-		return NULL;
-	v = reallocarray(s->strings, s->ns + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	s->strings = v;
-	d = strdup(str);
-	if (d)
-		s->strings[s->ns++] = d;
-	return d;
-}
 
 static int collect(const struct shstk_db_decision *d, void *ud)
 {
@@ -101,11 +85,11 @@ static int collect(const struct shstk_db_decision *d, void *ud)
 		return -ENOMEM;
 	s->v = v;
 	v[s->n] = *d;
-	v[s->n].identity = keep(s, d->identity);
-	v[s->n].path = keep(s, d->path);
-	v[s->n].state = keep(s, d->state);
-	v[s->n].decision = keep(s, d->decision);
-	v[s->n].reason = keep(s, d->reason);
+	v[s->n].identity = shstkctl_strpool_keep(&s->strings, d->identity);
+	v[s->n].path = shstkctl_strpool_keep(&s->strings, d->path);
+	v[s->n].state = shstkctl_strpool_keep(&s->strings, d->state);
+	v[s->n].decision = shstkctl_strpool_keep(&s->strings, d->decision);
+	v[s->n].reason = shstkctl_strpool_keep(&s->strings, d->reason);
 	if ((d->identity && !v[s->n].identity) || (d->reason && !v[s->n].reason))
 		return -ENOMEM;
 	s->n++;
@@ -122,9 +106,7 @@ static int by_path(const void *a, const void *b)
 
 static void sorted_free(struct sorted *s)
 {
-	for (size_t i = 0; i < s->ns; i++)
-		free(s->strings[i]);
-	free(s->strings);
+	shstkctl_strpool_free(&s->strings);
 	free(s->v);
 }
 

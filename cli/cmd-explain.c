@@ -60,42 +60,12 @@ static void help(void)
 	      stdout);
 }
 
-/* Strings copied out of database callbacks and the resolver, freed together. */
-struct pool {
-	char **s;
-	size_t n;
-};
-
-static const char *keep(struct pool *p, const char *s)
-{
-	char **v;
-	char *d;
-
-	if (!s)
-		return NULL;
-	v = reallocarray(p->s, p->n + 1, sizeof(char *));
-	if (!v)
-		return NULL;
-	p->s = v;
-	d = strdup(s);
-	if (d)
-		p->s[p->n++] = d;
-	return d;
-}
-
-static void pool_free(struct pool *p)
-{
-	for (size_t i = 0; i < p->n; i++)
-		free(p->s[i]);
-	free(p->s);
-}
-
 struct risk_detail {
 	const char *kind, *detail;
 };
 
 struct explanation {
-	struct pool pool;
+	struct shstkctl_strpool pool; /* strings of the database and the resolver */
 	const char *source; /* where the facts came from */
 	struct shstk_db_object obj;
 	const char *verdict;
@@ -112,7 +82,7 @@ static void explanation_free(struct explanation *e)
 {
 	free(e->rows);
 	free(e->risk_details);
-	pool_free(&e->pool);
+	shstkctl_strpool_free(&e->pool);
 }
 
 static int add_row(struct explanation *e, const struct shstk_db_closure_row *r)
@@ -123,12 +93,12 @@ static int add_row(struct explanation *e, const struct shstk_db_closure_row *r)
 		return -ENOMEM;
 	e->rows = v;
 	v[e->n_rows] = *r;
-	v[e->n_rows].name = keep(&e->pool, r->name);
-	v[e->n_rows].resolved_path = keep(&e->pool, r->resolved_path);
-	v[e->n_rows].via = keep(&e->pool, r->via);
-	v[e->n_rows].soname = keep(&e->pool, r->soname);
-	v[e->n_rows].package = keep(&e->pool, r->package);
-	v[e->n_rows].error = keep(&e->pool, r->error);
+	v[e->n_rows].name = shstkctl_strpool_keep(&e->pool, r->name);
+	v[e->n_rows].resolved_path = shstkctl_strpool_keep(&e->pool, r->resolved_path);
+	v[e->n_rows].via = shstkctl_strpool_keep(&e->pool, r->via);
+	v[e->n_rows].soname = shstkctl_strpool_keep(&e->pool, r->soname);
+	v[e->n_rows].package = shstkctl_strpool_keep(&e->pool, r->package);
+	v[e->n_rows].error = shstkctl_strpool_keep(&e->pool, r->error);
 	e->n_rows++;
 	return 0;
 }
@@ -140,7 +110,8 @@ static int add_risk(struct explanation *e, const char *kind, const char *detail)
 	if (!v)
 		return -ENOMEM;
 	e->risk_details = v;
-	v[e->n_risk_details++] = (struct risk_detail){ keep(&e->pool, kind), keep(&e->pool, detail) };
+	v[e->n_risk_details++] = (struct risk_detail){ shstkctl_strpool_keep(&e->pool, kind),
+						       shstkctl_strpool_keep(&e->pool, detail) };
 	return 0;
 }
 
@@ -148,19 +119,19 @@ static int add_risk(struct explanation *e, const char *kind, const char *detail)
 static void keep_object(struct explanation *e, const struct shstk_db_object *o)
 {
 	e->obj = *o;
-	e->obj.path = keep(&e->pool, o->path);
-	e->obj.build_id = keep(&e->pool, o->build_id);
-	e->obj.identity = keep(&e->pool, o->identity);
-	e->obj.kind = keep(&e->pool, o->kind);
-	e->obj.interp = keep(&e->pool, o->interp);
-	e->obj.mark_source = keep(&e->pool, o->mark_source);
-	e->obj.soname = keep(&e->pool, o->soname);
-	e->obj.rpath = keep(&e->pool, o->rpath);
-	e->obj.runpath = keep(&e->pool, o->runpath);
-	e->obj.package = keep(&e->pool, o->package);
-	e->obj.package_version = keep(&e->pool, o->package_version);
-	e->obj.package_source = keep(&e->pool, o->package_source);
-	e->obj.error = keep(&e->pool, o->error);
+	e->obj.path = shstkctl_strpool_keep(&e->pool, o->path);
+	e->obj.build_id = shstkctl_strpool_keep(&e->pool, o->build_id);
+	e->obj.identity = shstkctl_strpool_keep(&e->pool, o->identity);
+	e->obj.kind = shstkctl_strpool_keep(&e->pool, o->kind);
+	e->obj.interp = shstkctl_strpool_keep(&e->pool, o->interp);
+	e->obj.mark_source = shstkctl_strpool_keep(&e->pool, o->mark_source);
+	e->obj.soname = shstkctl_strpool_keep(&e->pool, o->soname);
+	e->obj.rpath = shstkctl_strpool_keep(&e->pool, o->rpath);
+	e->obj.runpath = shstkctl_strpool_keep(&e->pool, o->runpath);
+	e->obj.package = shstkctl_strpool_keep(&e->pool, o->package);
+	e->obj.package_version = shstkctl_strpool_keep(&e->pool, o->package_version);
+	e->obj.package_source = shstkctl_strpool_keep(&e->pool, o->package_source);
+	e->obj.error = shstkctl_strpool_keep(&e->pool, o->error);
 	e->obj.needed = NULL;
 	e->obj.n_needed = 0;
 	e->obj.risky_imports = NULL;
@@ -180,7 +151,7 @@ static int on_verdict(const struct shstk_db_verdict *v, void *ud)
 	struct explanation *e = ud;
 
 	e->have_verdict = true;
-	e->verdict = keep(&e->pool, v->verdict);
+	e->verdict = shstkctl_strpool_keep(&e->pool, v->verdict);
 	e->reason_idx = v->reason_idx;
 	e->risks = v->risks;
 	return 0;
@@ -220,7 +191,7 @@ static int from_db(struct shstk_db *db, const char *path, const struct stat *st,
 		r = shstk_db_risks_foreach(db, s.id, on_risk, e);
 	if (r < 0)
 		return r;
-	e->source = keep(&e->pool, "database (last scan)");
+	e->source = shstkctl_strpool_keep(&e->pool, "database (last scan)");
 	return 1;
 }
 
@@ -294,7 +265,7 @@ static int live(const char *root, const char *path, struct explanation *e)
 	}
 	keep_object(e, &e->obj);
 	e->risks = e->obj.risks;
-	e->source = keep(&e->pool, "computed now");
+	e->source = shstkctl_strpool_keep(&e->pool, "computed now");
 	if (o->error < 0) {
 		r = 0;
 		goto out;
@@ -311,7 +282,7 @@ static int live(const char *root, const char *path, struct explanation *e)
 	if (r < 0)
 		goto out;
 	e->have_verdict = true;
-	e->verdict = keep(&e->pool, shstk_verdict_name(c.verdict));
+	e->verdict = shstkctl_strpool_keep(&e->pool, shstk_verdict_name(c.verdict));
 	e->reason_idx = (uint32_t)c.reason;
 	e->risks = c.risks;
 	for (size_t i = 0; i < c.n && r >= 0; i++) {

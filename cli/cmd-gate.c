@@ -477,9 +477,6 @@ static void packages_free(struct gate_package *pkgs, size_t n)
 
 static int load_policy(const char *path, struct shstk_policy **ret, const char **ret_name)
 {
-	struct shstk_policy_errors errs = {};
-	int r;
-
 	if (!path && access(SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME, F_OK) == 0)
 		path = SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME;
 	*ret_name = path ? path : "(built-in default)";
@@ -491,14 +488,7 @@ static int load_policy(const char *path, struct shstk_policy **ret, const char *
 		}
 		return 0;
 	}
-	r = shstk_policy_load(path, ret, &errs);
-	if (r == -EBADMSG) {
-		shstk_policy_errors_print(&errs, path, stderr);
-		shstkctl_error("gate: policy %s is invalid", path);
-	} else if (r < 0) {
-		shstkctl_error_errno(r, "gate: policy %s", path);
-	}
-	return r;
+	return shstkctl_policy_load(path, false, ret);
 }
 
 static int gate_run(const struct gate_opts *o, char **files, size_t n)

@@ -36,9 +36,9 @@ static void usage(FILE *f)
 	      "so show reads the database too (read-only; a missing one has no override) and\n"
 	      "names where the stage comes from.  The table form is the canonical policy text\n"
 	      "after '#' comment lines that say where it and its stage come from; it parses\n"
-	      "back to the effective policy.  The JSON form is one object: policy (the file\n"
-	      "or \"built-in\"), stage, stage_source (\"policy\" or \"stage set\"),\n"
-	      "policy_stage, database, and every setting and rule.\n"
+	      "back to the effective policy.  The JSON form is one object: stage,\n"
+	      "stage_source (\"policy\" or \"override\"), policy (the file, or the built-in\n"
+	      "default), policy_stage, database, and every setting and rule.\n"
 	      "\n"
 	      "Options:\n"
 	      "  --print        (check) print the canonical policy instead of 'ok'\n"
@@ -56,26 +56,6 @@ static void usage(FILE *f)
 	      "  shstkctl policy show --format json | jq .stage_source\n"
 	      "The language: policies/README.md, installed with the documentation.\n",
 	      f);
-}
-
-/* Loads @path, printing every problem (but a missing file if @missing_ok) to
- * stderr.  Returns 0 or -errno. */
-static int load(const char *path, bool missing_ok, struct shstk_policy **ret)
-{
-	struct shstk_policy_errors errs;
-	int r = shstk_policy_load(path, ret, &errs);
-
-	if (r == -ENOENT && missing_ok)
-		return r;
-	if (r == -EBADMSG)
-		shstk_policy_errors_print(&errs, path, stderr);
-	else if (r == -EINVAL)
-		shstkctl_error("%s: not a regular file", path);
-	else if (r == -EFBIG)
-		shstkctl_error("%s: too large for a policy (more than %d bytes)", path, SHSTK_POLICY_FILE_MAX);
-	else if (r < 0)
-		shstkctl_error_errno(r, "%s", path);
-	return r;
 }
 
 static int print_policy(const struct shstk_policy *p)
@@ -113,7 +93,7 @@ static int policy_check(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		_cleanup_policy_ struct shstk_policy *p = NULL;
 
-		if (load(argv[i], false, &p) < 0) {
+		if (shstkctl_policy_load(argv[i], false, &p) < 0) {
 			rc = SHSTKCTL_EXIT_FAILURE;
 			continue;
 		}
@@ -127,78 +107,48 @@ static int policy_check(int argc, char **argv)
 	return rc;
 }
 
-/* The effective policy and where it and its stage come from. */
-struct shown {
-	struct shstk_policy *p;
-	const char *file;          /* NULL: built in */
-	enum shstk_stage file_stage;
-	bool overridden;           /* p->stage is the database's */
-	bool have_db;
-};
-
-/* The stage override of the database, if there is one.  Returns an exit code. */
-static int stage_override(struct shown *s)
+/*
+ * The database holding the stage override, read-only; NULL when there is
+ * none (nobody ran 'stage set').  Returns an exit code.
+ */
+static int open_db_if_any(struct shstk_db **ret)
 {
-	struct shstk_db *db = NULL;
-	enum shstk_stage st;
-	int r;
+	int r = shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, ret);
 
-	r = shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, &db);
-	if (r == -ENOENT)
-		return SHSTKCTL_EXIT_OK; /* no database: nobody ran 'stage set' */
+	if (r == -ENOENT) {
+		*ret = NULL;
+		return SHSTKCTL_EXIT_OK;
+	}
 	if (r < 0)
 		return shstkctl_error_errno(r, "cannot open database %s for its stage override", shstkctl_db_path());
-	s->have_db = true;
-	r = admin_stage_override_get(db, &st);
-	shstk_db_close(db);
-	if (r < 0)
-		return shstkctl_error_errno(r, "reading the stage override of %s (meta %s)", shstkctl_db_path(),
-					    ADMIN_META_STAGE);
-	if (r > 0) {
-		s->overridden = true;
-		s->p->stage = st;
-	}
 	return SHSTKCTL_EXIT_OK;
 }
 
-static const char *stage_source(const struct shown *s)
+static int show_table(const struct admin_policy *ap, bool have_db)
 {
-	return s->overridden ? "stage set" : "policy";
-}
-
-static int show_table(const struct shown *s)
-{
-	if (s->file)
-		printf("# policy from %s\n", s->file);
-	else
+	if (ap->builtin)
 		printf("# built-in default policy (%s does not exist)\n", POLICY_PATH);
-	if (s->overridden)
-		printf("# stage %s: set with 'shstkctl stage set' in %s; the policy says %s\n",
-		       shstk_stage_name(s->p->stage), shstkctl_db_path(), shstk_stage_name(s->file_stage));
 	else
-		printf("# stage %s: from the policy (%s%s)\n", shstk_stage_name(s->p->stage),
-		       s->have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path());
-	return print_policy(s->p);
+		printf("# policy from %s\n", ap->source);
+	if (ap->overridden)
+		printf("# stage %s: set with 'shstkctl stage set' in %s; the policy says %s\n",
+		       shstk_stage_name(ap->p->stage), shstkctl_db_path(), shstk_stage_name(ap->file_stage));
+	else
+		printf("# stage %s: from the policy (%s%s)\n", shstk_stage_name(ap->p->stage),
+		       have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path());
+	return print_policy(ap->p);
 }
 
-static const char *risk_name(unsigned bit, char *buf, size_t len)
+static int show_json(const struct admin_policy *ap, bool have_db)
 {
-	return shstk_risks_format(1u << bit, buf, len);
-}
-
-static int show_json(const struct shown *s)
-{
-	const struct shstk_policy *p = s->p;
+	const struct shstk_policy *p = ap->p;
 	struct json j;
 	char buf[32];
 
 	json_begin(&j, stdout);
 	json_object_open(&j);
-	json_kv_string(&j, "policy", s->file ? s->file : "built-in");
-	json_kv_string(&j, "stage", shstk_stage_name(p->stage));
-	json_kv_string(&j, "stage_source", stage_source(s));
-	json_kv_string(&j, "policy_stage", shstk_stage_name(s->file_stage));
-	json_kv_string(&j, "database", s->have_db ? shstkctl_db_path() : NULL);
+	admin_stage_json(&j, ap);
+	json_kv_string(&j, "database", have_db ? shstkctl_db_path() : NULL);
 	json_kv_string(&j, "dlopen_unmarked", p->dlopen_unmarked == SHSTK_DLOPEN_REFUSE ? "refuse" : "allow-and-report");
 	json_kv_bool(&j, "test_overrides", p->test_overrides);
 	json_kv_uint(&j, "clean_runs", p->clean_runs);
@@ -206,7 +156,7 @@ static int show_json(const struct shown *s)
 	json_key(&j, "risk");
 	json_object_open(&j);
 	for (unsigned b = 0; b < SHSTK_RISK_COUNT; b++)
-		json_kv_string(&j, risk_name(b, buf, sizeof(buf)), shstk_risk_action_name(p->risk_action[b]));
+		json_kv_string(&j, shstk_risks_format(1u << b, buf, sizeof(buf)), shstk_risk_action_name(p->risk_action[b]));
 	json_object_close(&j);
 	json_kv_string(&j, "policy_database", p->database);
 	json_kv_string(&j, "allowlist", p->allowlist);
@@ -244,7 +194,8 @@ static int policy_show(int argc, char **argv)
 		{},
 	};
 	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
-	struct shown s = {};
+	struct admin_policy ap = {};
+	struct shstk_db *db = NULL;
 	const char *path = NULL;
 	int c, r;
 
@@ -270,22 +221,16 @@ static int policy_show(int argc, char **argv)
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("policy", "policy show: unexpected argument '%s'", argv[optind]);
-	/* The daemon's rule: no policy file means the built-in default. */
-	r = load(path ? path : POLICY_PATH, !path, &s.p);
-	if (r == -ENOENT && !path) {
-		s.p = shstk_policy_default();
-		if (!s.p)
-			return shstkctl_error_errno(-ENOMEM, "built-in policy");
-	} else if (r < 0) {
-		return SHSTKCTL_EXIT_FAILURE;
-	} else {
-		s.file = path ? path : POLICY_PATH;
-	}
-	s.file_stage = s.p->stage;
-	r = stage_override(&s);
+	/* The daemon's rules: no policy file means the built-in default, and
+	 * the database's stage override beats the file's stage. */
+	r = open_db_if_any(&db);
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	r = admin_policy_load_or_log(path, db, &ap);
 	if (r == SHSTKCTL_EXIT_OK)
-		r = fmt == SHSTKCTL_FORMAT_JSON ? show_json(&s) : show_table(&s);
-	shstk_policy_free(s.p);
+		r = fmt == SHSTKCTL_FORMAT_JSON ? show_json(&ap, db) : show_table(&ap, db);
+	admin_policy_done(&ap);
+	shstk_db_close(db);
 	return r;
 }
 

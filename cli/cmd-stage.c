@@ -220,10 +220,7 @@ static int show(struct shstk_db *db, const struct admin_policy *ap, enum shstkct
 		s.j = &j;
 		json_begin(&j, stdout);
 		json_object_open(&j);
-		json_kv_string(&j, "stage", shstk_stage_name(ap->p->stage));
-		json_kv_string(&j, "source", ap->overridden ? "override" : "policy");
-		json_kv_string(&j, "policy", ap->source);
-		json_kv_string(&j, "policy_stage", shstk_stage_name(ap->file_stage));
+		admin_stage_json(&j, ap);
 		json_key(&j, "history");
 		json_array_open(&j);
 	} else {

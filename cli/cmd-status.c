@@ -245,10 +245,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 
 	json_begin(&j, stdout);
 	json_object_open(&j);
-	json_kv_string(&j, "stage", shstk_stage_name(ap->p->stage));
-	json_kv_string(&j, "stage_source", ap->overridden ? "override" : "policy");
-	json_kv_string(&j, "policy", ap->source);
-	json_kv_string(&j, "policy_stage", shstk_stage_name(ap->file_stage));
+	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", shstkctl_db_path());
 	json_kv_uint(&j, "decided", s->decided);
 	json_key(&j, "states");

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Global options, the default database path and the one-line error messages of shstkctl. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common.h"
 #include "config.h"
+#include "policy.h"
 
 struct shstkctl_global shstkctl;
 
@@ -99,6 +102,48 @@ int shstkctl_parse_format(const char *cmd, const char *s, enum shstkctl_format *
 	else
 		return shstkctl_usage_error(cmd, "unknown format '%s' (table or json)", s);
 	return SHSTKCTL_EXIT_OK;
+}
+
+int shstkctl_policy_load(const char *path, bool missing_ok, struct shstk_policy **ret)
+{
+	struct shstk_policy_errors errs;
+	int r = shstk_policy_load(path, ret, &errs);
+
+	if (r == -ENOENT && missing_ok)
+		return r;
+	if (r == -EBADMSG)
+		shstk_policy_errors_print(&errs, path, stderr);
+	else if (r == -EINVAL)
+		shstkctl_error("policy %s: not a regular file", path);
+	else if (r == -EFBIG)
+		shstkctl_error("policy %s: too large (more than %d bytes)", path, SHSTK_POLICY_FILE_MAX);
+	else if (r < 0)
+		shstkctl_error_errno(r, "policy %s", path);
+	return r;
+}
+
+const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s)
+{
+	char **v, *d;
+
+	if (!s)
+		return NULL;
+	v = reallocarray(p->s, p->n + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	p->s = v;
+	d = strdup(s);
+	if (d)
+		p->s[p->n++] = d;
+	return d;
+}
+
+void shstkctl_strpool_free(struct shstkctl_strpool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->s[i]);
+	free(p->s);
+	*p = (struct shstkctl_strpool){};
 }
 
 bool shstkctl_progress_wanted(void)

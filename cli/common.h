@@ -56,6 +56,28 @@ int shstkctl_parse_format(const char *cmd, const char *s, enum shstkctl_format *
 /* Prints "usage error" hint and returns SHSTKCTL_EXIT_USAGE. */
 _printf_(2, 3) int shstkctl_usage_error(const char *cmd, const char *fmt, ...);
 
+struct shstk_policy;
+
+/*
+ * Loads the policy file @path and prints what is wrong with it once: every
+ * FILE:LINE:COLUMN error, or why the file cannot be read ("policy FILE:
+ * ...").  A missing file is not printed when @missing_ok (the caller falls
+ * back to the built-in default).  Returns 0 or -errno.
+ */
+int shstkctl_policy_load(const char *path, bool missing_ok, struct shstk_policy **ret);
+
+/* Strings copied out of database callbacks (which lend theirs for the
+ * call only), freed together. */
+struct shstkctl_strpool {
+	char **s;
+	size_t n;
+};
+
+/* A copy of @s owned by @p; NULL for NULL or on ENOMEM (tell them apart
+ * by @s). */
+const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s);
+void shstkctl_strpool_free(struct shstkctl_strpool *p);
+
 /* Progress output goes to stderr only when it is a terminal and not -q. */
 bool shstkctl_progress_wanted(void);
 
