@@ -22,7 +22,7 @@
 
 static void help(void)
 {
-	fputs("Usage: shstkctl import FILE [--policy FILE] [--db PATH]\n"
+	fputs("Usage: shstkctl import FILE [--policy FILE] [--publish] [--allowlist FILE] [--db PATH]\n"
 	      "\n"
 	      "Merges an evidence bundle written by 'shstkctl export' (on this or another\n"
 	      "machine) into the database, in one transaction:\n"
@@ -41,19 +41,24 @@ static void help(void)
 	      "is the other machine's, its decision what this policy makes of that state\n"
 	      "(another machine's stage never enforces anything here).  When a scan finds\n"
 	      "the build, it is decided from the evidence like any other.\n"
-	      "Nothing is published: shstkd publishes the new decisions, or run\n"
-	      "'shstkctl allowlist write'.\n"
+	      "Nothing is published unless --publish (or --allowlist) asks for it: shstkd\n"
+	      "publishes the new decisions at its next publication.  Without --publish an\n"
+	      "import into a scratch database (one that 'shstkctl gate --db' reads) never\n"
+	      "touches this machine's allowlist.\n"
 	      "A malformed bundle is refused as a whole, naming the first bad row.\n"
 	      "FILE '-' reads standard input.\n"
 	      "\n"
 	      "Options:\n"
 	      "  --policy FILE  the policy to re-decide with (default: " SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME ",\n"
 	      "                 else the built-in default)\n"
+	      "  --publish      publish the allowlist now, at the policy's [paths] allowlist\n"
+	      "  --allowlist FILE  publish there instead (implies --publish)\n"
 	      "  --db PATH      the database (created if missing)\n"
 	      "  -h, --help     this help\n"
 	      "\n"
-	      "Exit status: 0 imported; 1 FILE unreadable, not a bundle, the policy invalid,\n"
-	      "or the database failed (nothing imported); 2 usage.\n"
+	      "Exit status: 0 imported (and published, if asked); 1 FILE unreadable, not a\n"
+	      "bundle, the policy invalid, or the database failed (nothing imported), or the\n"
+	      "publication failed (imported); 2 usage.\n"
 	      "\n"
 	      "Example:\n"
 	      "  shstkctl import buildfarm-evidence.json\n",
@@ -278,6 +283,8 @@ int cmd_import(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'P' },
+		{ "publish", no_argument, NULL, 'p' },
+		{ "allowlist", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		SHSTKCTL_DB_OPTION,
 		{}
@@ -287,7 +294,8 @@ int cmd_import(int argc, char **argv)
 	_cleanup_free_ char *text = NULL, *msg = NULL;
 	struct admin_policy ap = {};
 	struct shstk_db *db = NULL;
-	const char *file, *policy = NULL;
+	const char *file, *policy = NULL, *allowlist = NULL;
+	bool publish = false;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -297,6 +305,13 @@ int cmd_import(int argc, char **argv)
 			break;
 		case 'P':
 			policy = optarg;
+			break;
+		case 'A':
+			allowlist = optarg;
+			publish = true;
+			break;
+		case 'p':
+			publish = true;
 			break;
 		case 'h':
 			help();
@@ -340,7 +355,7 @@ int cmd_import(int argc, char **argv)
 			       "builds not installed here\n",
 			       ds.identities, ds.identities == 1 ? "" : "s", ds.changed, shstk_stage_name(ap.p->stage),
 			       ds.imported, ds.imported == 1 ? "" : "s");
-		r = SHSTKCTL_EXIT_OK;
+		r = publish ? admin_redecide_publish_or_log(db, &ap, allowlist) : SHSTKCTL_EXIT_OK;
 	}
 	admin_policy_done(&ap);
 	shstk_db_close(db);

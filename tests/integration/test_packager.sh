@@ -27,7 +27,8 @@ norm() {
 	    -e 's/"\(time_us\|started_us\|ended_us\|since_us\)":[0-9-]*/"\1":N/g' \
 	    -e 's/"pid":[0-9]*/"pid":N/g' \
 	    -e 's/20[2-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9]/TIME/g' \
-	    -e "s/by $(id -un) (uid $(id -u))/by USER (uid UID)/"
+	    -e "s/by $(id -un) (uid $(id -u))/by USER (uid UID)/" \
+	    -e 's/"host":"[^"]*"/"host":"HOST"/' -e 's/"tool":"shstkctl [^"]*"/"tool":"shstkctl VERSION"/'
 }
 
 golden_check() {
@@ -274,6 +275,15 @@ cp "$work/ctxdemo" "$work/later/usr/bin/ctxdemo"
 "$ctl" scan --db "$work/d.db" --root "$work/later" >/dev/null 2>&1
 golden_check stage-after-scan "$ctl" stage set enforce-verified --db "$work/d.db" --policy "$work/d.conf" \
 	--reason "the build is installed"
+# --publish: the allowlist is written where the policy says, and only then.
+rm -f "$work/d.allowlist"
+"$ctl" import --db "$work/d.db" --policy "$work/d.conf" verified.json >/dev/null
+[ ! -e "$work/d.allowlist" ] || { echo "not ok - import without --publish published"; fail=1; }
+golden_check import-publish "$ctl" import --db "$work/d.db" --policy "$work/d.conf" --publish verified.json
+[ -s "$work/d.allowlist" ] && echo "ok - import --publish wrote the allowlist" ||
+	{ echo "not ok - import --publish wrote no allowlist"; fail=1; }
+# The export of a database holding local and imported evidence, as a golden.
+golden_check export-d "$ctl" export --db "$work/d.db"
 golden_check explain-after-scan "$ctl" explain --db "$work/d.db" --identity "build-id:$bid"
 printf '{"format":"shstk-policy-evidence","version":1,"runs":[{"identity":"nope","started_us":1,"source":"verify"}],"violations":[],"decisions":[]}' >bad.json
 golden_check import-bad "$ctl" import --db "$work/b.db" bad.json
