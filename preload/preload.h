@@ -184,6 +184,7 @@ struct shstk_pl_state {
 	bool secure;
 	bool debug;
 	bool al_mapped;               /* al is kept only while a shadow stack is on */
+	bool al_read;                 /* al.map is the start-up frame's buffer, not an mmap() */
 	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
 	struct shstk_allowlist al;
 	char events[108];             /* sizeof(sockaddr_un.sun_path) */

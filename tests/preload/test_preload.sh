@@ -102,6 +102,25 @@ touch -d '2001-01-01' "$W/probe-noid"
 out=$(SHSTK_ALLOWLIST="$W/al-file" LD_PRELOAD="$PRELOAD_LIB" "$W/probe-noid")
 expect "file key, new mtime" "$out" 'source=unlisted'
 
+# Files up to 4 KiB are read, larger ones mapped: the mapped path too, with 200
+# other entries (14 KiB), must find the probe, miss, and reject a damaged file.
+others=()
+for ((i = 0; i < 200; i++)); do others+=("enforce build-id:$(printf '%040x' $((i * 7919 + 1)))"); done
+al_write "$W/al-big" "${others[@]}" "audit exe:$PROBE" || exit 1
+al_write "$W/al-big-other" "${others[@]}" || exit 1
+[ "$(stat -c %s "$W/al-big")" -gt 4096 ] && pass || fail "al-big is not larger than the read buffer"
+expect "large allowlist, listed" "$(probe "$W/al-big")" 'decision=audit applied=(audit|off) source=allowlist .*listed=audit'
+expect "large allowlist, unlisted" "$(probe "$W/al-big-other")" 'decision=off applied=off source=unlisted .*gen=5'
+head -c -1 "$W/al-big" >"$W/al-big-trunc"
+expect "large allowlist, truncated" "$(probe "$W/al-big-trunc")" 'source=bad-allowlist'
+python3 - "$W/al-big" "$W/al-big-flip" <<'EOF' || exit 1
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+b[len(b) - 40] ^= 0x10  # inside the last block of entries
+open(sys.argv[2], 'wb').write(b)
+EOF
+expect "large allowlist, bit flip in a block the lookup reads" "$(probe "$W/al-big-flip")" 'source=bad-allowlist'
+
 # ---- overrides and the kill switch ----
 al_write "$W/al-ovr" --allow-overrides "off build-id:00" || exit 1
 out=$(probe "$W/al-ovr" SHSTK_POLICY=enforce)
