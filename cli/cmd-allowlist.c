@@ -30,18 +30,42 @@ int cmd_allowlist(int argc, char **argv);
 
 static void usage(FILE *f)
 {
-	fputs("usage: shstkctl allowlist dump [FILE]\n"
+	fputs("Usage: shstkctl allowlist dump [FILE]\n"
 	      "       shstkctl allowlist write [-o FILE] [--generation N] [--stage N]\n"
 	      "                                [--allow-overrides] [--refuse-dlopen]\n"
 	      "                                [--from LIST|-] [ENTRY...]\n"
 	      "\n"
-	      "dump prints FILE (default " DEFAULT_ALLOWLIST ") after verifying all of it.\n"
-	      "write publishes a new file atomically.  An ENTRY (one per LIST line, '#' starts\n"
+	      "The allowlist is the file the preload maps at every process start; shstkd (and\n"
+	      "allow, deny, stage set, import --publish) publish it from the decisions.\n"
+	      "\n"
+	      "dump verifies all of FILE (default " DEFAULT_ALLOWLIST ": header,\n"
+	      "version, checksum, sorted keys) and prints its header as '#' lines and one\n"
+	      "entry per line in the syntax write reads, so that it can be edited and\n"
+	      "written back.  That text is the file's one printed form (no --format).\n"
+	      "\n"
+	      "write publishes a new file atomically (temporary file, fsync, rename), for\n"
+	      "administrators, packagers and tests.  An ENTRY (one per LIST line, '#' starts\n"
 	      "a comment) is:  DECISION KEY [FLAG[,FLAG]]\n"
 	      "  DECISION  off | audit | enforce\n"
 	      "  KEY       build-id:HEX | file:DEV:INO:SIZE:MTIME_NS | exe:PATH\n"
 	      "            (exe: the file's build-id, or its file key when it has none)\n"
-	      "  FLAG      no-lock | ignore-marking\n",
+	      "  FLAG      no-lock | ignore-marking\n"
+	      "\n"
+	      "Options of write:\n"
+	      "  -o, --output FILE  where to publish (default " DEFAULT_ALLOWLIST ")\n"
+	      "  --generation N     the header's generation (default: the time in seconds)\n"
+	      "  --stage N          the header's stage number (0 off ... 3 enforce-marked)\n"
+	      "  --allow-overrides  let the preload honour SHSTK_POLICY in non-setuid processes\n"
+	      "  --refuse-dlopen    ask the preload to refuse unmarked dlopen()ed objects\n"
+	      "  --from LIST        read entries from LIST ('-': standard input)\n"
+	      "The allowlist is a file, not the database: there is no --db here.\n"
+	      "\n"
+	      "Exit status: 0 done; 1 FILE missing, unreadable or invalid (dump), or the\n"
+	      "file could not be written or an ENTRY is bad (write); 2 usage error.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  shstkctl allowlist dump\n"
+	      "  shstkctl allowlist dump | shstkctl allowlist write --from - -o /tmp/copy\n",
 	      f);
 }
 

@@ -72,6 +72,14 @@ err=$("${ctl[@]}" dump "$W/missing" 2>&1) && fail "dump of a missing file succee
 grep -q "$W/missing: cannot open" <<<"$err" || fail "missing file: $err"
 "${ctl[@]}" frobnicate >/dev/null 2>&1
 [ $? = 2 ] || fail "unknown subcommand is not a usage error"
+# The documented exit codes: 1 for a bad entry or file, 2 for usage.
+"${ctl[@]}" write -o "$W/al5" --from "$W/bad" >/dev/null 2>&1
+[ $? = 1 ] || fail "a bad entry does not exit 1"
+"${ctl[@]}" dump "$W/missing" >/dev/null 2>&1
+[ $? = 1 ] || fail "a missing file does not exit 1"
+"${ctl[@]}" dump a b >/dev/null 2>&1
+[ $? = 2 ] || fail "dump of two files is not a usage error"
+"${ctl[@]}" --help | grep -q "^Exit status: 0 done; 1 " || fail "--help documents no exit status"
 
 if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"
