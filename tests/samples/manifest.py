@@ -11,7 +11,8 @@ The busybox guest of the bochs-samples lane has no JSON parser, so meson
 writes this form at build time.  Columns, tab separated, '-' for none
 (a header line starts with '#'):
   name binary enforce audit fault_object refuse_dlopen enforce_match
-  refuse_dlopen_match files(comma separated) compatible(yes|no)
+  refuse_dlopen_match files(comma separated) compatible(yes|no) fault
+(new columns are only ever appended)
 """
 import json
 import re
@@ -22,7 +23,7 @@ AUDIT = {"ok", "ok-with-violation"}
 REQUIRED = ["name", "binary", "files", "compatible", "enforce", "audit", "fault", "fault_object",
             "enforce_match", "marking", "risks", "static", "why"]
 COLUMNS = ["name", "binary", "enforce", "audit", "fault_object", "refuse_dlopen", "enforce_match",
-           "refuse_dlopen_match", "files", "compatible"]
+           "refuse_dlopen_match", "files", "compatible", "fault"]
 
 
 def fail(msg):
@@ -59,7 +60,7 @@ def load(path):
         for k in ("binary", "fault_object"):
             if s[k] is not None and ("/" in s[k] or "\t" in s[k]):
                 fail("%s: %s must be a file name" % (where, k))
-        for k in ("enforce_match", "refuse_dlopen_match", "why"):
+        for k in ("enforce_match", "refuse_dlopen_match", "why", "fault"):
             if "\t" in (s.get(k) or "") or "\n" in (s.get(k) or ""):
                 fail("%s: %s has a tab or newline" % (where, k))
     if not names:
