@@ -24,7 +24,8 @@ static void help(void)
 	      "One screen on the state of shstk-policy on this machine:\n"
 	      "  - the rollout stage in force and where it comes from (the policy file, or\n"
 	      "    an override set with 'shstkctl stage set');\n"
-	      "  - decided executables per state and per decision;\n"
+	      "  - decided executables per state and per decision, and how many decisions\n"
+	      "    imported from another machine wait for a build not installed here;\n"
 	      "  - the daemon: whether shstkd runs (pid from " PIDFILE ",\n"
 	      "    else a /proc scan), and the allowlist it publishes: generation, age,\n"
 	      "    entries, or why it cannot be read;\n"
@@ -51,6 +52,7 @@ struct status {
 	unsigned by_state[SHSTK_STATE_MAX + 1];
 	unsigned by_decision[SHSTK_DECISION_MAX + 1];
 	unsigned decided;
+	unsigned imported; /* imported decisions of builds not installed here: not counted as decided */
 	bool have_scan;
 	int64_t scan_finished_us, scan_duration_us;
 	uint64_t scan_elf;
@@ -71,6 +73,10 @@ static int decision_cb(const struct shstk_db_decision *d, void *ud)
 	int st = d->state ? shstk_state_from_name(d->state) : -1;
 	int de = d->decision ? shstk_decision_from_string(d->decision) : -1;
 
+	if (shstk_decide_is_imported(d)) {
+		s->imported++;
+		return 0;
+	}
 	s->decided++;
 	if (st >= 0)
 		s->by_state[st]++;
@@ -210,6 +216,9 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	printf("decisions:\n");
 	for (int i = 0; i <= SHSTK_DECISION_MAX; i++)
 		printf("  %-12s %6u\n", shstk_decision_name((enum shstk_decision)i), s->by_decision[i]);
+	if (s->imported)
+		printf("imported decisions of builds not installed here: %u (shstkctl decisions lists them)\n",
+		       s->imported);
 	printf("\ndaemon      ");
 	if (s->daemon_pid)
 		printf("shstkd running, pid %ld (from the %s)\n", s->daemon_pid, s->daemon_how);
@@ -248,6 +257,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", shstkctl_db_path());
 	json_kv_uint(&j, "decided", s->decided);
+	json_kv_uint(&j, "imported", s->imported);
 	json_key(&j, "states");
 	json_object_open(&j);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)

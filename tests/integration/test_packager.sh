@@ -28,7 +28,8 @@ norm() {
 	    -e 's/"pid":[0-9]*/"pid":N/g' \
 	    -e 's/20[2-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-5][0-9]/TIME/g' \
 	    -e "s/by $(id -un) (uid $(id -u))/by USER (uid UID)/" \
-	    -e 's/"host":"[^"]*"/"host":"HOST"/' -e 's/"tool":"shstkctl [^"]*"/"tool":"shstkctl VERSION"/'
+	    -e 's/"host":"[^"]*"/"host":"HOST"/' -e 's/"tool":"shstkctl [^"]*"/"tool":"shstkctl VERSION"/' \
+	    -e 's/"created":[0-9]*/"created":N/g' -e 's/"daemon":{[^}]*}/"daemon":DAEMON/'
 }
 
 golden_check() {
@@ -248,6 +249,7 @@ mkpolicy c audit
 "$ctl" import --db "$work/c.db" --policy "$work/c.conf" a.json >/dev/null
 "$ctl" deny --db "$work/c.db" --policy "$work/c.conf" --build-id "$bid" --reason "local override" >/dev/null
 golden_check import-keeps-local "$ctl" import --db "$work/c.db" --policy "$work/c.conf" violation.json
+golden_check status-imported "$ctl" status --db "$work/c.db" --policy "$work/c.conf" --format json
 local_dec=$(sqlite3 "$work/c.db" "SELECT decision || ' ' || (reason LIKE 'imported from buildfarm: quarantined/off there: violation: near ret | here: override #1 (deny build-id=%): local override') FROM decisions")
 [ "$local_dec" = "off 1" ] || { echo "not ok - local override does not decide the imported row: $local_dec"; fail=1; }
 
