@@ -142,9 +142,10 @@ out:
 struct idset {
 	char **v;
 	size_t n;
-	/* rows the import added, copied out of the callback */
+	/* rows the import added, their strings copied out of the callback */
 	struct shstk_db_decision *added;
 	size_t n_added;
+	struct shstkctl_strpool strings;
 };
 
 static int by_string(const void *a, const void *b)
@@ -166,20 +167,10 @@ static int idset_add(const struct shstk_db_decision *d, void *ud)
 	return 0;
 }
 
-static char *dup_opt(const char *s, bool *oom)
-{
-	char *d = s ? strdup(s) : NULL;
-
-	if (s && !d)
-		*oom = true;
-	return d;
-}
-
 static int collect_added(const struct shstk_db_decision *d, void *ud)
 {
 	struct idset *s = ud;
 	struct shstk_db_decision *v;
-	bool oom = false;
 
 	if (!d->identity || (s->n && bsearch(&d->identity, s->v, s->n, sizeof(*s->v), by_string)))
 		return 0;
@@ -189,14 +180,18 @@ static int collect_added(const struct shstk_db_decision *d, void *ud)
 	if (!v)
 		return -ENOMEM;
 	s->added = v;
-	v[s->n_added] = *d;
-	v[s->n_added].identity = dup_opt(d->identity, &oom);
-	v[s->n_added].path = dup_opt(d->path, &oom);
-	v[s->n_added].state = dup_opt(d->state, &oom);
-	v[s->n_added].decision = dup_opt(d->decision, &oom);
-	v[s->n_added].reason = dup_opt(d->reason, &oom);
+	v += s->n_added;
+	*v = *d;
+	v->identity = shstkctl_strpool_keep(&s->strings, d->identity);
+	v->path = shstkctl_strpool_keep(&s->strings, d->path);
+	v->state = shstkctl_strpool_keep(&s->strings, d->state);
+	v->decision = shstkctl_strpool_keep(&s->strings, d->decision);
+	v->reason = shstkctl_strpool_keep(&s->strings, d->reason);
+	if (!v->identity || (d->path && !v->path) || (d->state && !v->state) || (d->decision && !v->decision) ||
+	    (d->reason && !v->reason))
+		return -ENOMEM;
 	s->n_added++;
-	return oom ? -ENOMEM : 0;
+	return 0;
 }
 
 static void idset_done(struct idset *s)
@@ -204,14 +199,8 @@ static void idset_done(struct idset *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i]);
 	free(s->v);
-	for (size_t i = 0; i < s->n_added; i++) {
-		free((char *)s->added[i].identity);
-		free((char *)s->added[i].path);
-		free((char *)s->added[i].state);
-		free((char *)s->added[i].decision);
-		free((char *)s->added[i].reason);
-	}
 	free(s->added);
+	shstkctl_strpool_free(&s->strings);
 }
 
 /*
