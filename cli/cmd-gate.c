@@ -252,12 +252,14 @@ static int judge_package(struct gate_ctx *c, struct gate_package *p)
 		struct gate_binary *b = &p->bins[i];
 		int r = 0;
 
-		if (b->marked && strcmp(b->kind, "bad-elf") != 0)
+		if (b->marked && b->kind && strcmp(b->kind, "bad-elf") != 0)
 			r = gate_stage_closure_jit(&p->stage, b->path, b->jit_via, sizeof(b->jit_via));
 		if (r > 0)
 			b->risks |= SHSTK_RISK_JIT;
-		else if (r < 0 && r != -ENOENT)
+		else if (r == -ENOMEM)
 			return r;
+		else if (r < 0 && r != -ENOENT) /* -ENOENT: a path the stage refused */
+			add_reason(b, false, "its closure could not be resolved: %s", strerror(-r));
 		r = lookup_evidence(c, b);
 		if (r < 0)
 			return r;
