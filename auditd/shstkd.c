@@ -147,35 +147,41 @@ static void publish_now(struct shstkd *d)
 		   d->n_violations, d->n_runs);
 }
 
-static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o, int64_t id, bool created)
+static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o, const char *via, int64_t id,
+			  bool created)
 {
 	static const char *const names[] = { "audit", "kmsg", "coredump", "ptrace", "abend" };
 	const char *src = "?";
 
+	/* Only an audit record has two paths; a kmsg line or a core has one. */
+	if (!(o->source & (SHSTK_SRC_AUDIT | SHSTK_SRC_ABEND)))
+		via = NULL;
 	for (unsigned i = 0; i < ELEMENTSOF(names); i++)
 		if (o->source == 1u << i)
 			src = names[i];
 #if HAVE_SYSTEMD
 	if (d->o.journal) {
-		sd_journal_send("MESSAGE=shadow-stack violation: %s (pid %d) ip 0x%" PRIx64 "%s%s (%s%s)",
+		sd_journal_send("MESSAGE=shadow-stack violation: %s (pid %d) ip 0x%" PRIx64 "%s%s (%s%s%s%s)",
 				o->exe ? o->exe : o->comm ? o->comm : "?", (int)o->pid, o->ip,
-				o->ip_object ? " in " : "", o->ip_object ? o->ip_object : "", src,
+				o->ip_object ? " in " : "", o->ip_object ? o->ip_object : "", src, via ? " via " : "",
+				via ? via : "",
 				created ? "" : ", corroborates", "MESSAGE_ID=" SHSTKD_MID_VIOLATION, "PRIORITY=%d",
 				o->source == SHSTK_SRC_ABEND ? LOG_NOTICE : LOG_WARNING, "SHSTK_VIOLATION=%lld",
-				(long long)id, "SHSTK_SOURCE=%s", src, "SHSTK_PID=%d", (int)o->pid, "SHSTK_EXE=%s",
-				o->exe ? o->exe : "", "SHSTK_COMM=%s", o->comm ? o->comm : "", "SHSTK_IP=0x%" PRIx64,
+				(long long)id, "SHSTK_SOURCE=%s", src, "SHSTK_VIA=%s", via ? via : "", "SHSTK_PID=%d",
+				(int)o->pid, "SHSTK_EXE=%s", o->exe ? o->exe : "", "SHSTK_COMM=%s", o->comm ? o->comm : "", "SHSTK_IP=0x%" PRIx64,
 				o->ip, "SHSTK_SSP=0x%" PRIx64, o->ssp, "SHSTK_KIND=%s", o->kind ? o->kind : "",
 				"SHSTK_MODE=%s", o->mode ? o->mode : "", "SHSTK_ACTION=%s", o->action ? o->action : "",
 				"SHSTK_IP_OBJECT=%s", o->ip_object ? o->ip_object : "", NULL);
 		return;
 	}
 #endif
-	shstkd_log(d, LOG_WARNING, "shadow-stack violation %lld: %s (pid %d) ip 0x%" PRIx64 "%s%s (%s%s)",
+	shstkd_log(d, LOG_WARNING, "shadow-stack violation %lld: %s (pid %d) ip 0x%" PRIx64 "%s%s (%s%s%s%s)",
 		   (long long)id, o->exe ? o->exe : o->comm ? o->comm : "?", (int)o->pid, o->ip,
-		   o->ip_object ? " in " : "", o->ip_object ? o->ip_object : "", src, created ? "" : ", corroborates");
+		   o->ip_object ? " in " : "", o->ip_object ? o->ip_object : "", src, via ? " via " : "", via ? via : "",
+		   created ? "" : ", corroborates");
 }
 
-void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o)
+void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const char *via)
 {
 	char ipbuf[4096], retbuf[4096];
 	int64_t id = 0;
@@ -190,7 +196,7 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o)
 		return;
 	}
 	d->n_violations += created;
-	log_violation(d, o, id, created);
+	log_violation(d, o, via, id, created);
 	r = shstk_decide_violation(d->db, d->policy, id, shstkd_now_us(), &changed);
 	if (r < 0)
 		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));

@@ -59,8 +59,10 @@ struct shstkd {
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
-/* Records @o, re-decides, requests publication and logs it with SHSTKD_MID_VIOLATION. */
-void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o);
+/* Records @o, re-decides, requests publication and logs it with SHSTKD_MID_VIOLATION;
+ * @via names the path it came by ("netlink", "kmsg"): an audit record reaches
+ * both, and the log says which one delivered it. */
+void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const char *via);
 /* Re-decides everything and asks for a publication. */
 void shstkd_request_publish(struct shstkd *d);
 int64_t shstkd_now_us(void);

@@ -34,7 +34,7 @@ static void handle_msg(struct shstkd *d, const struct nlmsghdr *h)
 	if (r == 0 || !shstk_audit_is_violation(&ar))
 		return;
 	shstk_audit_to_obs(&ar, &o);
-	shstkd_violation(d, &o);
+	shstkd_violation(d, &o, "netlink");
 }
 
 static void audit_ready(struct shstkd *d, struct shstkd_watch *w)

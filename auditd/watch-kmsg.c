@@ -105,11 +105,11 @@ static void handle_record(struct shstkd *d, const char *buf, size_t n)
 			return;
 		shstk_kmsg_cp_to_obs(&cp, &rec, d->boot_us, &o);
 		o.pid = tgid_of(cp.tid);
-		shstkd_violation(d, &o);
+		shstkd_violation(d, &o, "kmsg");
 		save_position(d, rec.seq);
 		return;
 	}
-	shstkd_violation(d, &o);
+	shstkd_violation(d, &o, "kmsg");
 	save_position(d, rec.seq);
 }
 
