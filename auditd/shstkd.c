@@ -373,17 +373,32 @@ static bool shstk_supported(void)
 	return false;
 }
 
-static void write_pidfile(void)
+static bool write_pidfile(void)
 {
 	_cleanup_fclose_ FILE *f = fopen(DEFAULT_PIDFILE, "we");
 
 	if (f)
 		fprintf(f, "%d\n", (int)getpid());
+	return f != NULL;
+}
+
+/*
+ * The core-dump helper sends SIGUSR1 to the pid in the file: once we are
+ * gone that pid may be another process's, so the file goes with us (unless
+ * a newer daemon has replaced it).
+ */
+static void remove_pidfile(void)
+{
+	_cleanup_fclose_ FILE *f = fopen(DEFAULT_PIDFILE, "re");
+	int pid;
+
+	if (f && fscanf(f, "%d", &pid) == 1 && pid == (int)getpid())
+		(void)unlink(DEFAULT_PIDFILE);
 }
 
 static int run(struct shstkd *d)
 {
-	bool supported;
+	bool supported, pidfile = false;
 	int r;
 
 	r = shstk_db_open(d->policy->database, 0, &d->db);
@@ -408,7 +423,7 @@ static int run(struct shstkd *d)
 		return -ENODEV;
 	}
 	if (access(SHSTK_RUNDIR, W_OK) == 0)
-		write_pidfile();
+		pidfile = write_pidfile();
 	supported = shstk_supported();
 	if (supported)
 		shstkd_log(d, LOG_INFO, "shadow stacks supported by this CPU and kernel (user_shstk)");
@@ -419,14 +434,17 @@ static int run(struct shstkd *d)
 	sd_notify(0, supported ? "READY=1\nSTATUS=watching" : "READY=1\nSTATUS=watching (shadow stacks unsupported here)");
 	arm_timer(d); /* the watchdog's first ping */
 	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);
+	r = 0;
 	while (!d->quit) {
 		struct epoll_event ev[16];
 		int n = epoll_wait(d->epfd, ev, ELEMENTSOF(ev), -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return negerrno();
+		if (n < 0) {
+			r = negerrno();
+			break;
+		}
 		for (int i = 0; i < n && !d->quit; i++) {
 			struct shstkd_watch *w = ev[i].data.ptr;
 
@@ -436,7 +454,9 @@ static int run(struct shstkd *d)
 	sd_notify(0, "STOPPING=1");
 	if (d->pub.pending)
 		publish_now(d);
-	return 0;
+	if (pidfile)
+		remove_pidfile();
+	return r;
 }
 
 static int hook(bool install, const char *db_path)
