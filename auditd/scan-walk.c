@@ -191,7 +191,9 @@ static void read_candidate(struct walk_thread *t, int dirfd, const char *name, s
 			r->error = shstk_elf_read_fd(fd, r->path, &r->info, &err);
 	}
 	close(fd);
-	if (r->error == -EBADMSG && err.msg[0])
+	/* The auditor's message when it has one (a malformed file, a file
+	 * that shrank while being read), else the errno's. */
+	if (r->error < 0 && r->error != -ENOEXEC && err.msg[0])
 		r->errmsg = strdup(err.msg);
 	else if (r->error < 0 && r->error != -ENOEXEC && r->error != -EBADMSG)
 		r->errmsg = strdup(strerror(-r->error));

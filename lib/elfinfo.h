@@ -88,14 +88,16 @@ static inline bool shstk_elf_is_shstk(const struct shstk_elf_info *i)
 }
 
 /*
- * Reads an ELF file from an open descriptor (maps it once).  @path is only
- * used for messages.
+ * Reads an ELF file from an open descriptor with pread(), never mmap(): a
+ * file that shrinks meanwhile is -EIO with a message, not a SIGBUS.  Only
+ * the parts that are parsed are read.  @path is only used for messages.
  *
  * Returns 0 on success and fills @ret (free with shstk_elf_info_done());
  * -ENOEXEC if the file is not ELF at all (no message: this is the common case
  * while scanning); -EBADMSG if it is ELF but malformed, with @err saying what
  * and where ("program header 3: p_offset 0x... past end of file (size 0x...)");
- * other -errno on I/O failure.  @ret is untouched on failure.
+ * other -errno on I/O failure (with @err set when the read failed or came up
+ * short).  @ret is untouched on failure.
  */
 int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, struct shstk_err *err);
 

@@ -8,11 +8,34 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "elfinfo.h"
 
 static char fixture_dir[4096];
+
+/*
+ * The library's pread() calls land here (the project builds with
+ * _FILE_OFFSET_BITS=64, so they are pread64()).  Armed by a test, it
+ * truncates the file before the Nth read, as a concurrent writer would
+ * between two reads of the scanner: deterministic, no FUSE, no timing.
+ */
+static struct {
+	int fd;         /* truncate this one (-1: disarmed) */
+	unsigned before; /* before this call (1: the first) */
+	off_t to;
+	unsigned calls;
+} shrink = { .fd = -1 };
+
+ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+	shrink.calls++;
+	if (shrink.fd >= 0 && shrink.calls == shrink.before && ftruncate(shrink.fd, shrink.to) < 0)
+		return -1;
+	return syscall(SYS_pread64, fd, buf, n, off);
+}
 
 static const char *fixture(const char *name)
 {
@@ -515,6 +538,151 @@ static void test_elfinfo_mem_matches_fd(void **state)
 	free(p);
 }
 
+static void assert_same_strv(char **a, size_t na, char **b, size_t nb)
+{
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++)
+		assert_string_equal(a[i], b[i]);
+}
+
+static void assert_same_opt(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+static void assert_same_info(const struct shstk_elf_info *a, const struct shstk_elf_info *b)
+{
+	assert_int_equal(a->elf_class, b->elf_class);
+	assert_int_equal(a->machine, b->machine);
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->is_static, b->is_static);
+	assert_same_opt(a->interp, b->interp);
+	assert_int_equal(a->build_id_len, b->build_id_len);
+	assert_memory_equal(a->build_id, b->build_id, a->build_id_len);
+	assert_int_equal(a->has_x86_feature, b->has_x86_feature);
+	assert_int_equal(a->x86_feature_1, b->x86_feature_1);
+	assert_int_equal(a->mark_source, b->mark_source);
+	assert_int_equal(a->exec_stack, b->exec_stack);
+	assert_same_strv(a->needed, a->n_needed, b->needed, b->n_needed);
+	assert_same_opt(a->soname, b->soname);
+	assert_same_opt(a->rpath, b->rpath);
+	assert_same_opt(a->runpath, b->runpath);
+	assert_int_equal(a->risks, b->risks);
+	assert_same_strv(a->risky_imports, a->n_risky_imports, b->risky_imports, b->n_risky_imports);
+}
+
+/* A copy of @src's bytes padded with zeros to @size in a new file of @dir. */
+static int write_copy(const char *dir, const char *name, const uint8_t *src, size_t len, size_t size,
+		      char *path, size_t pathlen)
+{
+	int fd;
+
+	snprintf(path, pathlen, "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, src, len), (ssize_t)len);
+	assert_int_equal(ftruncate(fd, (off_t)(size > len ? size : len)), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/*
+ * Files above a few KiB are read on demand, piece by piece, as the parser
+ * checks each range: the same bytes read that way, with zeros appended
+ * (which pushes even the small fixtures onto that path), must give exactly
+ * what the whole image in memory gives.
+ */
+static void test_elfinfo_lazy_matches_whole(void **state)
+{
+	static const char *const files[] = { "marked-pie", "unmarked-pie", "unmarked-nopie", "libmarked.so.1",
+					     "librpath.so.1", "librunpath.so.1", "libtextrel.so", "forced-shstk",
+					     "usejit", "execstack", "hello32", "marked-static", "static",
+					     "static-pie", "noshdr-pie", "hand-multi-note", "hand-gnu-property" };
+	char dir[] = "/tmp/test-elfinfo-XXXXXX";
+	char path[4200];
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+		struct shstk_elf_info whole, lazy;
+		struct shstk_err err = { "" };
+		size_t len;
+		uint8_t *p = slurp(files[f], &len);
+		int fd, r;
+
+		assert_int_equal(shstk_elf_read_mem(p, len, &whole, NULL), 0);
+		fd = write_copy(dir, files[f], p, len, len + 256 * 1024, path, sizeof(path));
+		r = shstk_elf_read_fd(fd, NULL, &lazy, &err);
+		if (r != 0)
+			fail_msg("%s padded: %d %s", files[f], r, err.msg);
+		assert_same_info(&whole, &lazy);
+		close(fd);
+		unlink(path);
+		shstk_elf_info_done(&whole);
+		shstk_elf_info_done(&lazy);
+		free(p);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * A file that shrinks while it is read (truncated by another process
+ * between two reads) is an error that says so, not a SIGBUS as it was when
+ * the file was mapped, and not a result made of half a file.  Both ways of
+ * reading: the whole small file (cut before its only read), and a large one
+ * read on demand (cut after its first piece).  Unarmed, the same files
+ * read fine: the test can tell the difference.
+ */
+static void test_elfinfo_shrinks_while_read(void **state)
+{
+	static const struct {
+		const char *file;
+		size_t pad_to;    /* 0: as is */
+		unsigned before;  /* truncate before this read */
+		off_t to;
+	} cases[] = {
+		{ "marked-pie", 0, 1, 100 },
+		{ "static", 0, 2, 4096 },
+		{ "libmarked.so.1", 1024 * 1024, 2, 8192 },
+	};
+	char dir[] = "/tmp/test-elfinfo-XXXXXX";
+	char path[4200];
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+		struct shstk_elf_info i;
+		struct shstk_err err = { "" };
+		size_t len;
+		uint8_t *p = slurp(cases[c].file, &len);
+		int fd, r;
+
+		fd = write_copy(dir, "victim", p, len, cases[c].pad_to, path, sizeof(path));
+		r = shstk_elf_read_fd(fd, path, &i, &err);
+		if (r != 0)
+			fail_msg("%s unarmed: %d %s", cases[c].file, r, err.msg);
+		shstk_elf_info_done(&i);
+
+		shrink.calls = 0;
+		shrink.before = cases[c].before;
+		shrink.to = cases[c].to;
+		shrink.fd = fd;
+		err.msg[0] = 0;
+		r = shstk_elf_read_fd(fd, path, &i, &err);
+		shrink.fd = -1;
+		if (r != -EIO)
+			fail_msg("%s cut to %lld before read %u: got %d (%s), %u reads", cases[c].file,
+				 (long long)cases[c].to, cases[c].before, r, err.msg, shrink.calls);
+		if (!strstr(err.msg, "shrank while being read"))
+			fail_msg("%s: message \"%s\"", cases[c].file, err.msg);
+		close(fd);
+		unlink(path);
+		free(p);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* libc.so.6 has a PT_INTERP (it runs) but is a library; ld.so has neither
  * PT_INTERP nor DF_1_PIE and is a library, not a static program. */
 static void test_elfinfo_system_libc_ldso(void **state)
@@ -603,6 +771,8 @@ int main(void)
 		cmocka_unit_test(test_elfinfo_every_truncation_noshdr),
 		cmocka_unit_test(test_elfinfo_byte_mutations),
 		cmocka_unit_test(test_elfinfo_mem_matches_fd),
+		cmocka_unit_test(test_elfinfo_lazy_matches_whole),
+		cmocka_unit_test(test_elfinfo_shrinks_while_read),
 		cmocka_unit_test(test_elfinfo_system_libc_ldso),
 		cmocka_unit_test(test_elfinfo_names),
 	};

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -28,6 +29,31 @@
 #define TREE_SYMLINKS 3
 
 static char tmpdir[256], rootdir[512];
+
+/*
+ * Every pread() of the scanner lands here (the project builds with
+ * _FILE_OFFSET_BITS=64: pread64).  Armed with a file, it truncates that
+ * file right before its second read (the walker reads 64 bytes to look for
+ * the ELF magic, then the auditor reads the file), as another process
+ * could at that moment: deterministic whichever walker thread reads it.
+ */
+static struct {
+	int wfd; /* the victim opened for writing; -1: disarmed */
+	dev_t dev;
+	ino_t ino;
+	unsigned reads; /* atomic: preads of the victim so far */
+} shrink = { .wfd = -1 };
+
+ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+	struct stat st;
+	int wfd = __atomic_load_n(&shrink.wfd, __ATOMIC_ACQUIRE);
+
+	if (wfd >= 0 && fstat(fd, &st) == 0 && st.st_dev == shrink.dev && st.st_ino == shrink.ino &&
+	    __atomic_add_fetch(&shrink.reads, 1, __ATOMIC_ACQ_REL) == 2 && ftruncate(wfd, 100) < 0)
+		return -1;
+	return syscall(SYS_pread64, fd, buf, n, off);
+}
 
 static int setup(void **state)
 {
@@ -240,6 +266,50 @@ static void test_scan_changed_file_reread(void **state)
 	shstk_db_close(db);
 }
 
+/* A file truncated between the scanner's reads (it used to be mapped: a
+ * SIGBUS killed the scan) is one error naming the file, and the scan goes on. */
+static void test_scan_shrinks_while_read(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+	struct stat vs;
+	bool found = false;
+	int r;
+
+	shrink.wfd = open(in_root("/usr/bin/self-unmarked"), O_WRONLY | O_CLOEXEC);
+	assert_true(shrink.wfd >= 0);
+	assert_int_equal(fstat(shrink.wfd, &vs), 0);
+	shrink.dev = vs.st_dev;
+	shrink.ino = vs.st_ino;
+	shrink.reads = 0;
+	r = scan_opts(db, 2, false, &st);
+	close(shrink.wfd);
+	shrink.wfd = -1;
+	if (r < 0)
+		fail_msg("scan: %s (%s)", strerror(-r), shstk_db_errmsg(db));
+	assert_true(shrink.reads >= 2); /* a short read is retried once */
+	assert_int_equal(st.files_seen, TREE_FILES);
+	assert_int_equal(st.elf, TREE_ELF - 1);
+	/* The fixture's corrupt file, and this one. */
+	assert_int_equal(st.errors, 2);
+	assert_int_equal(st.n_errs, 2);
+	for (size_t i = 0; i < st.n_errs; i++) {
+		if (strcmp(st.errs[i].path, "/usr/bin/self-unmarked") != 0) {
+			assert_string_equal(st.errs[i].path, "/usr/bin/corrupt");
+			continue;
+		}
+		found = true;
+		if (!strstr(st.errs[i].msg, "shrank while being read"))
+			fail_msg("message \"%s\"", st.errs[i].msg);
+	}
+	assert_true(found);
+	shstk_scan_stats_done(&st);
+	/* Not an executable any more: no verdict; the others have theirs. */
+	assert_string_equal(verdict_of(db, "/usr/bin/self-unmarked"), "");
+	assert_string_equal(verdict_of(db, "/usr/bin/rpath-user"), "eligible");
+	shstk_db_close(db);
+}
+
 static void test_scan_removed_file_disappears(void **state)
 {
 	struct shstk_db *db = open_db();
@@ -380,6 +450,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_incremental_opens_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_changed_file_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_removed_file_disappears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_shrinks_while_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_symlinks_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_one_filesystem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_default_roots, setup, teardown),
