@@ -1165,14 +1165,16 @@ static int add_interp(struct ctx *c, const struct shstk_object *root)
 	return k;
 }
 
-static int closure_build(struct ctx *c, const struct shstk_object *root)
+/* @path: the canonical path the closure was asked for, which is not
+ * root->path when that names another hard link of the same file. */
+static int closure_build(struct ctx *c, const struct shstk_object *root, const char *path)
 {
-	_cleanup_free_ char *origin = dir_of(root->path);
+	_cleanup_free_ char *origin = dir_of(path);
 	int k;
 
 	if (!origin)
 		return -ENOMEM;
-	k = add_entry(c, root->path, root, SHSTK_VIA_SELF, 0, 0);
+	k = add_entry(c, path, root, SHSTK_VIA_SELF, 0, 0);
 	if (k < 0)
 		return k;
 	/* The executable's map answers only to its soname (l_name is ""). */
@@ -1205,11 +1207,23 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 	const struct shstk_object *root;
 	struct shstk_closure cl = { 0 };
 	struct abi generic;
+	struct probe *p;
 	int k;
 
-	if (!r || !path || !ret)
+	if (!r || !path || path[0] != '/' || !ret)
 		return -EINVAL;
-	k = shstk_resolver_object(r, path, &root);
+	/*
+	 * Objects are memoized by dev/ino, so every hard link of a file shares
+	 * one object (read once, named after the first link met).  $ORIGIN is
+	 * not a property of the file but of the path it was run by (ld.so
+	 * takes it from the path the kernel executed): it comes from the
+	 * probe of @path, so that each link resolves its libraries from its
+	 * own directory, whichever link was met first.
+	 */
+	p = probe(r, path);
+	if (!p)
+		return -ENOMEM;
+	k = probe_object(r, p, &root);
 	if (k < 0)
 		return k;
 	c.abi = &abi_x86_64;
@@ -1220,7 +1234,7 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 			(void)shstk_resolver_object(r, root->info.interp, &interp);
 		c.abi = abi_for(r, root, interp, &generic);
 	}
-	k = closure_build(&c, root);
+	k = closure_build(&c, root, p->canon);
 	if (k < 0) {
 		ctx_done(&c);
 		return k;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -217,6 +218,55 @@ static void test_deps_origin_and_dsts(void **state)
 	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
 	shstk_closure_done(&c);
 	shstk_resolver_free(r);
+}
+
+/*
+ * Hard links: objects are memoized by dev/ino, but $ORIGIN belongs to the
+ * path.  A copy of the fixture root where /opt/other/bin/app-origin is a
+ * hard link of /opt/app/bin/app-origin (RPATH $ORIGIN/../lib) and
+ * /opt/other/lib does not exist: from /opt/app the library is found, from
+ * /opt/other it is missing, whichever link the resolver meets first.
+ */
+static void test_deps_hardlink_origin(void **state)
+{
+	char tmp[] = "/tmp/test-deps-XXXXXX";
+	char cmd[4 * PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	struct shstk_resolver_opts o = { 0 };
+
+	need_fixtures();
+	assert_non_null(mkdtemp(tmp));
+	snprintf(cmd, sizeof(cmd), "cp -a '%s/root' '%s/root'", fixtures, tmp);
+	assert_int_equal(system(cmd), 0);
+	snprintf(a, sizeof(a), "%s/root/opt/app/bin/app-origin", tmp);
+	snprintf(b, sizeof(b), "%s/root/opt/other/bin", tmp);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && ln '%s' '%s/app-origin'", b, a, b);
+	assert_int_equal(system(cmd), 0);
+	snprintf(a, sizeof(a), "%s/root", tmp);
+	o.root = a;
+	for (int order = 0; order < 2; order++) {
+		static const char *const paths[2] = { "/opt/app/bin/app-origin", "/opt/other/bin/app-origin" };
+		struct shstk_resolver *r = NULL;
+
+		assert_int_equal(shstk_resolver_new(&o, &r), 0);
+		for (int i = 0; i < 2; i++) {
+			const char *path = paths[order ^ i];
+			struct shstk_closure c;
+
+			closure(r, path, &c);
+			assert_string_equal(c.entries[0].name, path);
+			if (strncmp(path, "/opt/app/", 9) == 0) {
+				expect_found(&c, "libpriv.so.1", SHSTK_VIA_RPATH, "/opt/app/lib/libpriv.so.1");
+				assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
+			} else {
+				expect_found(&c, "libpriv.so.1", SHSTK_VIA_MISSING, NULL);
+				assert_int_equal(c.verdict, SHSTK_INELIGIBLE_DEP_MISSING);
+			}
+			shstk_closure_done(&c);
+		}
+		shstk_resolver_free(r);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_deps_rpath_runpath(void **state)
@@ -519,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_deps_jit_risk),
 		cmocka_unit_test(test_deps_32bit),
 		cmocka_unit_test(test_deps_origin_and_dsts),
+		cmocka_unit_test(test_deps_hardlink_origin),
 		cmocka_unit_test(test_deps_rpath_runpath),
 		cmocka_unit_test(test_deps_loaded_once),
 		cmocka_unit_test(test_deps_ldcache_in_root),
