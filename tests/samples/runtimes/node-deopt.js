@@ -8,6 +8,9 @@
 // (%GetOptimizationStatus, bit 4 = optimized) rather than assumed.
 // Prints one line: "RUNTIME node-deopt: ok hot=1 lazy=1 eager=1 result=N shstk=on|off".
 'use strict';
+// The workload's name in its RUNTIME line: the manifest runs this file twice,
+// once with V8's defaults and once as node-deopt-noosr (see samples.json).
+const NAME = process.argv[2] || 'node-deopt';
 // 'shstk=on|off': does the main thread run with a shadow stack (the kernel's view)?
 function shstk() {
   try {
@@ -21,7 +24,7 @@ const OPTIMIZED = 1 << 4;
 const optimized = (f) => (%GetOptimizationStatus(f) & OPTIMIZED) !== 0;
 
 function fail(msg) {
-  console.log('RUNTIME node-deopt: FAILED ' + msg);
+  console.log('RUNTIME ' + NAME + ': FAILED ' + msg);
   process.exit(1);
 }
 
@@ -64,4 +67,4 @@ const s = add('x', 1);
 const eager = s === 'x1' && !optimized(add);
 if (!eager) fail('eager deopt: ' + s + ', optimized ' + optimized(add));
 
-console.log('RUNTIME node-deopt: ok hot=1 lazy=1 eager=1 result=' + acc + ' ' + shstk());
+console.log('RUNTIME ' + NAME + ': ok hot=1 lazy=1 eager=1 result=' + acc + ' ' + shstk());
