@@ -20,7 +20,8 @@ for a in $("$bb" --list); do
 	ln -s "$bb" "$t/bin/$a"
 done
 # The script's absolute guest paths, moved under the temporary root.
-sed -e "s|/tmp/|$t/tmp/|g" -e "s|/payload|$t/p|g" "$payload/run" >"$t/p/run"
+sed -e "s|/tmp/|$t/tmp/|g" -e "s|/payload|$t/p|g" \
+	-e "s|/proc/sys/kernel/shstk_audit|$t/shstk_audit|g" "$payload/run" >"$t/p/run"
 
 fails=0
 # selftest body, known-base-failures lines, VERSION variant, expected RESULT regex
@@ -44,6 +45,7 @@ uffd='printf "[FAIL]\tUserfaultfd test\n"'
 other='printf "[FAIL]\tOther test\n"'
 entry='test_shadow_stack Userfaultfd test'
 r='RESULT selftest-test_shadow_stack'
+b='RESULT base-kernel PASS no kernel.shstk_audit: the series is not in this kernel\|'
 
 check "$ok3; $uffd; exit 1" "$entry" "" \
 	"$r PASS 3 \[OK\]; expected base-kernel failure: Userfaultfd test;\|" \
@@ -55,25 +57,31 @@ check "$ok3; $uffd; $other; exit 1" "$entry" "" "$r FAIL printed \[FAIL\] \(exit
 check "$ok3; $uffd; kill -SEGV \$\$" "$entry" "" "$r FAIL printed \[FAIL\] \(exit 139\)\|" \
 	"patched: a crash after the known failure fails"
 check "$ok3; $uffd; exit 1" "$entry" "base" \
-	"$r PASS base kernel reproduces the known failure: 3 \[OK\]; Userfaultfd test; \(exit 1\)\|" \
+	"$b$r PASS base kernel reproduces the known failure: 3 \[OK\]; Userfaultfd test; \(exit 1\)\|" \
 	"base: the known failure reproduced passes"
 check "$ok3; exit 0" "$entry" "base" \
-	"$r FAIL base kernel: known-base-failures entry not reproduced: Userfaultfd test;\|" \
+	"$b$r FAIL base kernel: known-base-failures entry not reproduced: Userfaultfd test;\|" \
 	"base: an entry that does not fail fails the lane"
 check "$ok3; $uffd; $other; exit 1" "$entry" "base" \
-	"$r FAIL base kernel: \[FAIL\] not in known-base-failures \(exit 1\)\|" \
+	"$b$r FAIL base kernel: \[FAIL\] not in known-base-failures \(exit 1\)\|" \
 	"base: any other [FAIL] fails"
 check "$ok3; $uffd; kill -SEGV \$\$" "$entry" "base" \
-	"$r FAIL base kernel: killed by signal 11\|" \
+	"$b$r FAIL base kernel: killed by signal 11\|" \
 	"base: a crash fails"
-check "$ok3; $uffd; exit 0" "$entry" "base" "$r FAIL base kernel: exit 0 after \[FAIL\]\|" \
+check "$ok3; $uffd; exit 0" "$entry" "base" "$b$r FAIL base kernel: exit 0 after \[FAIL\]\|" \
 	"base: exit 0 after [FAIL] fails"
 check "$ok3; $uffd; exit 1" "$entry
 test_gone Something" "base" \
-	"$r PASS .*\|RESULT known-base-failures FAIL base kernel has no selftest test_gone\|" \
+	"$b$r PASS .*\|RESULT known-base-failures FAIL base kernel has no selftest test_gone\|" \
 	"base: an entry for a selftest the kernel lacks fails"
-check "$ok3; exit 0" "" "base" "$r PASS 3 \[OK\]\|" \
+check "$ok3; exit 0" "" "base" "$b$r PASS 3 \[OK\]\|" \
 	"base: a selftest with no entry is judged as usual"
+
+touch "$t/shstk_audit"
+check "$ok3; $uffd; exit 1" "$entry" "base" \
+	"RESULT base-kernel FAIL kernel.shstk_audit exists: the series is in this kernel\|$r PASS .*" \
+	"base: a kernel with the series' sysctl fails the lane"
+rm "$t/shstk_audit"
 
 [ "$fails" -eq 0 ] || { echo "FAIL: $fails case(s)"; exit 1; }
 echo "all cases passed"
