@@ -133,11 +133,14 @@ else
 fi
 if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
 	# From standard input: man may drop root's privileges to read a file.
-	if ! MANWIDTH=80 man --warnings -l - <"$work/shstkctl.8" >"$work/rendered" 2>"$work/warn"; then
-		fail "man -l failed: $(head -n 5 "$work/warn")"
-	elif [ -s "$work/warn" ]; then
-		fail "the page renders with warnings: $(head -n 10 "$work/warn")"
-	fi
+	# The terminal's width and a wide one (80 last: read below).
+	for width in 132 80; do
+		if ! MANWIDTH=$width man --warnings -l - <"$work/shstkctl.8" >"$work/rendered" 2>"$work/warn"; then
+			fail "man -l failed: $(head -n 5 "$work/warn")"
+		elif [ -s "$work/warn" ]; then
+			fail "the page renders with warnings at width $width: $(head -n 10 "$work/warn")"
+		fi
+	done
 	# Every subsection must have reached the rendered page as a heading.
 	while read -r cmd; do
 		grep -qx -- "   $cmd" "$work/rendered" || fail "the rendered page has no heading '$cmd'"
