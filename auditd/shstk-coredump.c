@@ -147,8 +147,7 @@ static void open_dest(const struct shstk_core_specs *s, struct dest *d)
 	char buf[256];
 	int r;
 
-	d->fd = -1;
-	d->child = -1;
+	*d = (struct dest){ .fd = -1, .child = -1 };
 	if (!f || !fgets(buf, sizeof(buf), f))
 		return;
 	buf[strcspn(buf, "\n")] = 0;
