@@ -266,6 +266,43 @@ static void test_scan_changed_file_reread(void **state)
 	shstk_db_close(db);
 }
 
+/*
+ * Only stat data decides: a chmod changes nothing but the ctime, and the
+ * file is read again; a file without an execute bit or a ".so" name is not
+ * a candidate until it gets one.
+ */
+static void test_scan_mode_change_reread(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+	char cmd[2048];
+
+	scan(db, &st);
+	shstk_scan_stats_done(&st);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod 0644 '%s'", in_root("/usr/bin/eligible"),
+		 in_root("/usr/lib/x86_64-linux-gnu/helper"), in_root("/usr/lib/x86_64-linux-gnu/helper"));
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chmod(in_root("/usr/bin/self-unmarked"), 0700), 0);
+	scan(db, &st);
+	assert_int_equal(st.files_seen, TREE_FILES + 1);
+	assert_int_equal(st.candidates, TREE_CANDIDATES);
+	assert_int_equal(st.files_opened, 1);
+	assert_int_equal(st.changed, 1);
+	assert_int_equal(st.added, 0);
+	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/lib/x86_64-linux-gnu/helper"), "absent");
+
+	assert_int_equal(chmod(in_root("/usr/lib/x86_64-linux-gnu/helper"), 0755), 0);
+	scan(db, &st);
+	assert_int_equal(st.candidates, TREE_CANDIDATES + 1);
+	assert_int_equal(st.files_opened, 1);
+	assert_int_equal(st.added, 1);
+	assert_int_equal(st.elf, TREE_ELF + 1);
+	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/lib/x86_64-linux-gnu/helper"), "eligible");
+	shstk_db_close(db);
+}
+
 /* A file truncated between the scanner's reads (it used to be mapped: a
  * SIGBUS killed the scan) is one error naming the file, and the scan goes on. */
 static void test_scan_shrinks_while_read(void **state)
@@ -451,6 +488,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_changed_file_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_removed_file_disappears, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_shrinks_while_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_mode_change_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_symlinks_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_one_filesystem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_default_roots, setup, teardown),
