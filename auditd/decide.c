@@ -411,6 +411,19 @@ bool shstk_decide_is_imported(const struct shstk_db_decision *d)
 	return d && imported_reason(d->reason);
 }
 
+/* Appends @len bytes of @s at @n of the string in @buf (@size bytes), cutting
+ * what does not fit; returns the new length. */
+static size_t append(char *buf, size_t size, size_t n, const char *s, size_t len)
+{
+	if (n >= size)
+		return n;
+	if (len > size - 1 - n)
+		len = size - 1 - n;
+	memcpy(buf + n, s, len);
+	buf[n + len] = '\0';
+	return n + len;
+}
+
 /*
  * The state of an imported build: what the other machine could see and this
  * one cannot (its verdict, its risks) stays as it said; the promotion is
@@ -474,12 +487,9 @@ static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, co
 	memcpy(here, ret->reason, sizeof(here));
 	cut = strstr(c->reason, SHSTK_DECIDE_IMPORTED_HERE);
 	n = cut ? (size_t)(cut - c->reason) : strlen(c->reason);
-	n = n < sizeof(ret->reason) - 1 ? n : sizeof(ret->reason) - 1;
-	memcpy(ret->reason, c->reason, n);
-	ret->reason[n] = '\0';
-	strncat(ret->reason, SHSTK_DECIDE_IMPORTED_HERE, sizeof(ret->reason) - 1 - n);
-	n = strlen(ret->reason);
-	strncat(ret->reason, here, sizeof(ret->reason) - 1 - n);
+	n = append(ret->reason, sizeof(ret->reason), 0, c->reason, n);
+	n = append(ret->reason, sizeof(ret->reason), n, SHSTK_DECIDE_IMPORTED_HERE, strlen(SHSTK_DECIDE_IMPORTED_HERE));
+	append(ret->reason, sizeof(ret->reason), n, here, strlen(here));
 	evidence_json(ret, 0, ret->evidence_json, sizeof(ret->evidence_json));
 	return 0;
 }

@@ -59,13 +59,26 @@ static int make_root(struct gate_stage *s)
 	return 0;
 }
 
+/* "<root><path>" into @buf (PATH_MAX); path_ok() and make_root() bound both halves. */
+static int staged(const struct gate_stage *s, const char *path, char *buf)
+{
+	size_t rl = strlen(s->root), pl = strlen(path);
+
+	if (rl + pl >= PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(buf, s->root, rl);
+	memcpy(buf + rl, path, pl + 1);
+	return 0;
+}
+
 /* mkdir -p of @path's parent below the root; the root is ours (0700) and
  * holds no symbolic links, so no component can lead outside it. */
 static int make_parents(const struct gate_stage *s, const char *path)
 {
 	char full[PATH_MAX];
 
-	snprintf(full, sizeof(full), "%s%s", s->root, path);
+	if (staged(s, path, full) < 0)
+		return -ENAMETOOLONG;
 	for (char *c = full + strlen(s->root) + 1; (c = strchr(c, '/')); c++) {
 		*c = '\0';
 		if (mkdir(full, 0700) < 0 && errno != EEXIST)
@@ -109,9 +122,10 @@ int gate_stage_add_file(struct gate_stage *s, const char *path, const void *buf,
 	r = make_root(s);
 	if (r >= 0)
 		r = make_parents(s, path);
+	if (r >= 0)
+		r = staged(s, path, full);
 	if (r < 0)
 		return r;
-	snprintf(full, sizeof(full), "%s%s", s->root, path);
 	fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -errno; /* a payload naming a file twice: the first counts */
@@ -180,8 +194,9 @@ static int jit_in(struct gate_stage *s, struct gate_stage_file *f, unsigned dept
 
 	if (depth > GATE_CLOSURE_DEPTH_MAX || f->visiting)
 		return 0;
-	snprintf(full, sizeof(full), "%s%s", s->root, f->path);
-	r = shstk_resolver_closure(s->res, full, &cl);
+	r = staged(s, f->path, full);
+	if (r >= 0)
+		r = shstk_resolver_closure(s->res, full, &cl);
 	if (r < 0)
 		return r;
 	f->visiting = true;
