@@ -269,6 +269,14 @@ golden_check import-absent "$ctl" import --db "$work/d.db" --policy "$work/d.con
 golden_check decisions-imported "$ctl" decisions --db "$work/d.db"
 golden_check decisions-imported-json "$ctl" decisions --db "$work/d.db" --format json
 golden_check explain-imported "$ctl" explain --db "$work/d.db" --identity "build-id:$bid"
+golden_check explain-identity-json "$ctl" explain --db "$work/d.db" --format json --identity "build-id:$bid"
+rc=0; "$ctl" explain --db "$work/d.db" --identity "build-id:$bid" /usr/bin/true >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || { echo "not ok - explain --identity with a PATH: exit $rc, want 2"; fail=1; }
+rc=0; "$ctl" explain --db "$work/d.db" --identity "sha1:$bid" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || { echo "not ok - explain --identity of no known kind: exit $rc, want 2"; fail=1; }
+rc=0; "$ctl" explain --db "$work/none.db" --identity "build-id:$bid" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] && [ ! -e "$work/none.db" ] ||
+	{ echo "not ok - explain --identity without a database: exit $rc, want 1 and no database"; fail=1; }
 # The build is installed later: a scan records it, the next decision of the
 # engine (here through stage set) decides it from the evidence, the imported
 # run included, and the history shows the step from the imported decision.
