@@ -199,19 +199,40 @@ static void read_candidate(struct walk_thread *t, int dirfd, const char *name, s
 		r->errmsg = strdup(strerror(-r->error));
 }
 
-/* A regular file @name in @dirfd whose path is @path.  @named: the user
- * named it as a root, so it is a candidate whatever its mode and name. */
-static int do_file(struct walk_thread *t, int dirfd, const char *name, const char *path, const struct stat *st,
-		   bool named)
+static char *join(const char *dir, const char *name, char *buf, size_t len)
 {
+	size_t a = strcmp(dir, "/") == 0 ? 0 : strlen(dir), b = strlen(name);
+
+	/* Not snprintf: this runs for every candidate of a whole system. */
+	if (a + 1 + b + 1 > len)
+		return NULL;
+	memcpy(buf, dir, a);
+	buf[a] = '/';
+	memcpy(buf + a + 1, name, b + 1);
+	return buf;
+}
+
+/* A regular file @name in @dirfd; its path is @dir/@name, or @root_path
+ * when the user named it as a root (then it is a candidate whatever its
+ * mode and name). */
+static int do_file(struct walk_thread *t, int dirfd, const char *name, const char *dir, const char *root_path,
+		   const struct stat *st)
+{
+	char buf[PATH_MAX];
+	const char *path = root_path;
 	struct known_file *k;
 	struct scan_result *r;
 
 	cnt(&t->c.files_seen);
 	if (st->st_size < MIN_ELF_SIZE)
 		return 0;
-	if (!named && !(st->st_mode & 0111) && !strstr(name, ".so"))
+	if (!root_path && !(st->st_mode & 0111) && !strstr(name, ".so"))
 		return 0;
+	/* The path only now: most files are not candidates. */
+	if (!path && !(path = join(dir, name, buf, sizeof(buf)))) {
+		add_failed(t->w, dir, -ENAMETOOLONG);
+		return 0;
+	}
 	cnt(&t->c.candidates);
 	k = shstk_hmap_gets(t->w->known, path);
 	if (k && same_file(&k->st, st)) {
@@ -247,17 +268,9 @@ static bool is_ancestor(const struct dnode *d, const struct stat *st)
 	return false;
 }
 
-static char *join(const char *dir, const char *name, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, name);
-
-	return n < 0 || (size_t)n >= len ? NULL : buf;
-}
-
 /* Lists one opened directory: files are handled here, subdirectories pushed. */
 static int list_dir(struct walk_thread *t, struct dnode *d)
 {
-	char path[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 	int r;
@@ -296,11 +309,7 @@ static int list_dir(struct walk_thread *t, struct dnode *d)
 				cnt(&t->c.skipped_symlinks);
 			if (!S_ISREG(st.st_mode))
 				continue;
-			if (!join(d->path, name, path, sizeof(path))) {
-				add_failed(t->w, d->path, -ENAMETOOLONG);
-				continue;
-			}
-			r = do_file(t, d->fd, name, path, &st, false);
+			r = do_file(t, d->fd, name, d->path, NULL, &st);
 			if (r < 0)
 				return r;
 		}
@@ -350,7 +359,7 @@ static int do_item(struct walk_thread *t, struct walk_item *it)
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		r = S_ISREG(st.st_mode) ? do_file(t, AT_FDCWD, host, path, &st, true) : 0;
+		r = S_ISREG(st.st_mode) ? do_file(t, AT_FDCWD, host, NULL, path, &st) : 0;
 		close(fd);
 		return r;
 	}
