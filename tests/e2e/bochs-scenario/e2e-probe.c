@@ -10,7 +10,7 @@
  * enforced and locked in stage enforce-verified.
  *
  * Output, one line each, prefixed so that no line can pose as a RESULT:
- *   SAMPLE e2e-probe: features='…' locked='…' violations=…
+ *   SAMPLE e2e-probe: done, shstk=on|off features='…' locked='…' violations=…
  *   SAMPLE e2e-probe: ready pid=N          (with --hold, then waits)
  * Exit 0; with --hold it exits 0 on SIGTERM or after SEC seconds.
  */
@@ -47,6 +47,9 @@ static void status_field(const char *key, char *val, size_t len)
 			v++;
 		snprintf(val, len, "%s", v);
 		val[strcspn(val, "\n")] = '\0';
+		/* The kernel ends the feature list with a blank ("shstk "). */
+		for (size_t n = strlen(val); n > 0 && val[n - 1] == ' '; n--)
+			val[n - 1] = '\0';
 		break;
 	}
 	fclose(f);
@@ -67,7 +70,10 @@ int main(int argc, char **argv)
 	status_field("x86_Thread_features", feat, sizeof(feat));
 	status_field("x86_Thread_features_locked", locked, sizeof(locked));
 	status_field("x86_Thread_shstk_violations", viol, sizeof(viol));
-	printf("SAMPLE e2e-probe: features='%s' locked='%s' violations=%s\n", feat, locked, viol[0] ? viol : "-");
+	/* The samples' format (tests/samples/sample.h), plus the lock. */
+	printf("SAMPLE e2e-probe: done, shstk=%s features='%s' locked='%s' violations=%s\n",
+	       strncmp(feat, "shstk", 5) == 0 && (feat[5] == '\0' || feat[5] == ' ') ? "on" : "off", feat, locked,
+	       viol[0] ? viol : "-");
 	if (hold <= 0)
 		return 0;
 	sigaction(SIGTERM, &sa, NULL);
