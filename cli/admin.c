@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The policy in force, the stage override, the invoking user, re-decide and publish: shared by the admin commands. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,17 @@ int admin_parse_time(const char *s, int64_t now_us, int64_t *ret)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+const char *admin_code_location(const char *obj, uint64_t off, uint64_t addr, char *buf, size_t len)
+{
+	if (obj)
+		snprintf(buf, len, "%s+0x%" PRIx64, obj, off);
+	else if (addr)
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	else
+		snprintf(buf, len, "-");
+	return buf;
 }
 
 const char *admin_sources_format(unsigned sources, char *buf, size_t len)

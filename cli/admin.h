@@ -83,5 +83,8 @@ int admin_parse_time(const char *s, int64_t now_us, int64_t *ret);
 
 /* The names of the source bits, "audit,kmsg" (evidence.h order). */
 const char *admin_sources_format(unsigned sources, char *buf, size_t len);
+/* "object+0xoff", else "0xaddr", else "-" (unknown, e.g. the expected return of an
+ * audit-mode fault, whose shadow stack the kernel has already unmapped). */
+const char *admin_code_location(const char *obj, uint64_t off, uint64_t addr, char *buf, size_t len);
 
 #endif

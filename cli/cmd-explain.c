@@ -367,7 +367,7 @@ static int history_cb(const struct shstk_db_decision_change *c, void *ud)
 static int violation_cb(const struct shstk_db_violation *v, void *ud)
 {
 	struct evidence_out *o = ud;
-	char t[32], src[64];
+	char t[32], src[64], a[160], e[160];
 
 	o->n++;
 	admin_sources_format(v->sources, src, sizeof(src));
@@ -387,9 +387,10 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		json_object_close(o->j);
 		return 0;
 	}
-	printf("  %s  pid %" PRId64 " %s at %s+0x%" PRIx64 ", expected %s+0x%" PRIx64 "; %s, %s; seen by %s\n",
+	printf("  %s  pid %" PRId64 " %s at %s, expected %s; %s, %s; seen by %s\n",
 	       admin_format_time(v->time_us, t, sizeof(t)), v->pid, v->kind ? v->kind : "?",
-	       v->ip_object ? v->ip_object : "?", v->ip_offset, v->ret_object ? v->ret_object : "?", v->ret_offset,
+	       admin_code_location(v->ip_object, v->ip_offset, v->ip, a, sizeof(a)),
+	       admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, e, sizeof(e)),
 	       v->mode ? v->mode : "?", v->action ? v->action : "?", src);
 	return 0;
 }

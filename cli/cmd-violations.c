@@ -55,17 +55,6 @@ struct filter {
 	unsigned n;
 };
 
-static const char *at(const char *obj, uint64_t off, uint64_t addr, char *buf, size_t len)
-{
-	if (obj)
-		snprintf(buf, len, "%s+0x%" PRIx64, obj, off);
-	else if (addr)
-		snprintf(buf, len, "0x%" PRIx64, addr);
-	else
-		snprintf(buf, len, "-");
-	return buf;
-}
-
 static void json_addr(struct json *j, const char *key, uint64_t v)
 {
 	char b[24];
@@ -133,8 +122,8 @@ static int row(const struct shstk_db_violation *v, void *ud)
 	       v->exe_path ? v->exe_path : v->comm ? v->comm : "?", v->package ? " (" : "",
 	       v->package ? v->package : "", v->package ? ")" : "", pid);
 	printf("    %-9s %s at %s, expected %s, ssp %s\n", "fault", v->kind ? v->kind : "?",
-	       at(v->ip_object, v->ip_offset, v->ip, a, sizeof(a)),
-	       at(v->ret_object, v->ret_offset, v->ret_addr, e, sizeof(e)), ssp);
+	       admin_code_location(v->ip_object, v->ip_offset, v->ip, a, sizeof(a)),
+	       admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, e, sizeof(e)), ssp);
 	printf("    %-9s %s, %s; seen by %s%s\n", "mode", v->mode ? v->mode : "?", v->action ? v->action : "?",
 	       admin_sources_format(v->sources, src, sizeof(src)),
 	       (v->sources & ~SHSTK_DB_SOURCE_HINT) ? "" : " (a hint only)");
