@@ -2,6 +2,7 @@
 /* Parser for the kernel's ANOM_ABEND (1701) and AUDIT_ANOM_CTRL_PROT (1704) audit records. */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/netlink.h>
 #include <string.h>
 
 #include "parse-audit.h"
@@ -427,4 +428,28 @@ void shstk_audit_to_obs(const struct shstk_audit_record *r, struct shstk_violati
 	o->mode = r->mode[0] ? r->mode : NULL;
 	o->action = r->action[0] ? r->action : NULL;
 	o->source_seq = r->serial;
+}
+
+size_t shstk_audit_nl_each(const void *buf, size_t n,
+			   void (*cb)(unsigned type, const char *payload, size_t len, void *ud), void *ud)
+{
+	const char *p = buf;
+	size_t count = 0;
+
+	while (n >= NLMSG_HDRLEN) {
+		struct nlmsghdr h;
+		size_t step;
+
+		memcpy(&h, p, sizeof(h)); /* @buf need not be aligned for the caller */
+		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > n)
+			break;
+		cb(h.nlmsg_type, p + NLMSG_HDRLEN, h.nlmsg_len - NLMSG_HDRLEN, ud);
+		count++;
+		step = NLMSG_ALIGN(h.nlmsg_len);
+		if (step >= n)
+			break;
+		p += step;
+		n -= step;
+	}
+	return count;
 }

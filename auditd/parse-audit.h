@@ -86,4 +86,16 @@ bool shstk_audit_is_violation(const struct shstk_audit_record *r);
 /* Fills @o from @r (pointers into @r, which must outlive @o). */
 void shstk_audit_to_obs(const struct shstk_audit_record *r, struct shstk_violation_obs *o);
 
+/*
+ * Calls @cb for each netlink message in the @n bytes of one datagram from the
+ * audit socket.  Unlike NLMSG_OK/NLMSG_NEXT on a signed remainder, it never
+ * reads past @n: the kernel does not pad audit multicast messages to
+ * NLMSG_ALIGNTO (kauditd_send_multicast_skb sets nlmsg_len = skb->len), so the
+ * last message may end before its aligned length.  Stops at a header that does
+ * not fit or claims a length outside the datagram.  Returns the number of
+ * messages passed to @cb.
+ */
+size_t shstk_audit_nl_each(const void *buf, size_t n,
+			   void (*cb)(unsigned type, const char *payload, size_t len, void *ud), void *ud);
+
 #endif

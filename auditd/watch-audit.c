@@ -17,18 +17,19 @@
 
 #define SHSTK_AUDIT_NLGRP_READLOG 1
 
-static void handle_msg(struct shstkd *d, const struct nlmsghdr *h)
+static void handle_msg(unsigned type, const char *payload, size_t len, void *ud)
 {
+	struct shstkd *d = ud;
 	struct shstk_audit_record ar;
 	struct shstk_violation_obs o;
 	struct shstk_err err = { "" };
 	int r;
 
-	if (h->nlmsg_type != SHSTK_AUDIT_ANOM_CTRL_PROT && h->nlmsg_type != SHSTK_AUDIT_ANOM_ABEND)
+	if (type != SHSTK_AUDIT_ANOM_CTRL_PROT && type != SHSTK_AUDIT_ANOM_ABEND)
 		return;
-	r = shstk_audit_parse(NLMSG_DATA(h), h->nlmsg_len - NLMSG_HDRLEN, h->nlmsg_type, &ar, &err);
+	r = shstk_audit_parse(payload, len, type, &ar, &err);
 	if (r < 0) {
-		shstkd_log(d, LOG_WARNING, "audit: bad record of type %u: %s", h->nlmsg_type, err.msg);
+		shstkd_log(d, LOG_WARNING, "audit: bad record of type %u: %s", type, err.msg);
 		return;
 	}
 	if (r == 0 || !shstk_audit_is_violation(&ar))
@@ -61,8 +62,7 @@ static void audit_ready(struct shstkd *d, struct shstkd_watch *w)
 		/* Only the kernel (port 0) speaks for the kernel. */
 		if (fl != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
 			continue;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
-			handle_msg(d, h);
+		shstk_audit_nl_each(buf, (size_t)n, handle_msg, d);
 	}
 }
 

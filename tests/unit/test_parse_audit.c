@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
 
 #include <cmocka.h>
 
@@ -210,6 +211,64 @@ static void test_parse_audit_long_values(void **state)
 	assert_int_equal(shstk_audit_parse(rec, strlen(rec), 0, &r, NULL), -EBADMSG);
 }
 
+struct nl_seen {
+	unsigned types[4];
+	size_t lens[4];
+	size_t n;
+};
+
+static void nl_cb(unsigned type, const char *payload, size_t len, void *ud)
+{
+	struct nl_seen *s = ud;
+
+	(void)payload;
+	assert_true(s->n < 4);
+	s->types[s->n] = type;
+	s->lens[s->n++] = len;
+}
+
+/*
+ * The kernel sends audit multicast messages unpadded (nlmsg_len = skb->len):
+ * a datagram whose length is not a multiple of 4 must give its one message and
+ * nothing read past it (shstkd crashed on exactly this under Bochs: NLMSG_NEXT
+ * made the signed remainder negative and the size_t cast made it huge).
+ */
+static void test_parse_audit_nl_each_unpadded(void **state)
+{
+	_Alignas(struct nlmsghdr) char buf[64] = { 0 };
+	struct nlmsghdr h = { .nlmsg_len = NLMSG_HDRLEN + 5, .nlmsg_type = 1704 };
+	struct nl_seen s = { .n = 0 };
+
+	(void)state;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + NLMSG_HDRLEN, "abcde", 5);
+	assert_int_equal(shstk_audit_nl_each(buf, NLMSG_HDRLEN + 5, nl_cb, &s), 1);
+	assert_int_equal(s.types[0], 1704);
+	assert_int_equal(s.lens[0], 5);
+
+	/* two messages, the first padded, the second not */
+	s.n = 0;
+	h.nlmsg_len = NLMSG_HDRLEN + 3;
+	memcpy(buf, &h, sizeof(h));
+	h.nlmsg_type = 1300;
+	h.nlmsg_len = NLMSG_HDRLEN + 1;
+	memcpy(buf + NLMSG_ALIGN(NLMSG_HDRLEN + 3), &h, sizeof(h));
+	assert_int_equal(shstk_audit_nl_each(buf, NLMSG_ALIGN(NLMSG_HDRLEN + 3) + NLMSG_HDRLEN + 1, nl_cb, &s), 2);
+	assert_int_equal(s.types[1], 1300);
+	assert_int_equal(s.lens[1], 1);
+
+	/* a header claiming more than the datagram, or less than itself: nothing */
+	s.n = 0;
+	h.nlmsg_len = 60;
+	memcpy(buf, &h, sizeof(h));
+	assert_int_equal(shstk_audit_nl_each(buf, 40, nl_cb, &s), 0);
+	h.nlmsg_len = 4;
+	memcpy(buf, &h, sizeof(h));
+	assert_int_equal(shstk_audit_nl_each(buf, 40, nl_cb, &s), 0);
+	assert_int_equal(shstk_audit_nl_each(buf, NLMSG_HDRLEN - 1, nl_cb, &s), 0);
+	assert_int_equal(s.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_parse_audit_netlink),
 		cmocka_unit_test(test_parse_audit_truncated),
 		cmocka_unit_test(test_parse_audit_long_values),
+		cmocka_unit_test(test_parse_audit_nl_each_unpadded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
