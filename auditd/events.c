@@ -108,26 +108,32 @@ static void unfollow(struct shstkd *d, struct shstkd_watch *w)
 	d->n_pidfds--;
 }
 
-static void pidfd_ready(struct shstkd *d, struct shstkd_watch *w)
+/* Records the end of @run (pid @pid) and re-decides its binary. */
+static void end_run(struct shstkd *d, pid_t pid, int64_t run, const char *identity)
 {
 	bool changed = false;
 	int status, r;
 
-	if (exit_status_of(w->pid, &status) == 0)
-		r = shstk_record_run_end(d->db, w->run, shstkd_now_us(), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+	if (exit_status_of(pid, &status) == 0)
+		r = shstk_record_run_end(d->db, run, shstkd_now_us(), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
 					 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	else
-		r = shstk_db_run_end(d->db, w->run, shstkd_now_us(), false, 0, 0);
+		r = shstk_db_run_end(d->db, run, shstkd_now_us(), false, 0, 0);
 	if (r < 0 && r != -EALREADY)
-		shstkd_log(d, LOG_WARNING, "run %lld (pid %d): cannot record its end: %s", (long long)w->run,
-			   (int)w->pid, strerror(-r));
+		shstkd_log(d, LOG_WARNING, "run %lld (pid %d): cannot record its end: %s", (long long)run, (int)pid,
+			   strerror(-r));
 	/* A clean run may promote the binary: publish only if it did. */
-	r = shstk_decide_identity(d->db, d->policy, w->identity, shstkd_now_us(), &changed);
+	r = shstk_decide_identity(d->db, d->policy, identity, shstkd_now_us(), &changed);
 	if (r < 0)
-		shstkd_log(d, LOG_WARNING, "%s: cannot decide: %s", w->identity, strerror(-r));
-	unfollow(d, w);
+		shstkd_log(d, LOG_WARNING, "%s: cannot decide: %s", identity, strerror(-r));
 	if (changed)
 		shstkd_request_publish(d);
+}
+
+static void pidfd_ready(struct shstkd *d, struct shstkd_watch *w)
+{
+	end_run(d, w->pid, w->run, w->identity);
+	unfollow(d, w);
 }
 
 static void follow(struct shstkd *d, pid_t pid, int64_t run, const char *identity)
@@ -145,8 +151,12 @@ static void follow(struct shstkd *d, pid_t pid, int64_t run, const char *identit
 		return;
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0) {
-		/* Gone already (or pidfds unsupported): its end is now. */
-		(void)shstk_db_run_end(d->db, run, shstkd_now_us(), false, 0, 0);
+		/*
+		 * Gone already (or pidfds unsupported): its end is now, and it
+		 * counts like any other run, or a short-lived binary would wait
+		 * for an unrelated event to be promoted.
+		 */
+		end_run(d, pid, run, identity);
 		return;
 	}
 	w = calloc(1, sizeof(*w));
