@@ -189,6 +189,9 @@ static void handle_start(struct shstkd *d, const struct shstk_event *ev, pid_t p
 
 	if (identity_of(ev, identity, sizeof(identity)) < 0)
 		return; /* no identity: nothing to count it for */
+	/* First, before the process can exit: where its code is mapped (maps.c). */
+	if (ev->applied == SHSTK_DECISION_AUDIT || ev->applied == SHSTK_DECISION_ENFORCE)
+		(void)shstk_maps_snapshot(pid);
 	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", (int)pid);
 	n = readlink(exe_link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
@@ -284,6 +287,7 @@ void shstkd_events_close(struct shstkd *d)
 {
 	while (d->pidfds)
 		unfollow(d, d->pidfds);
+	shstk_maps_forget_all();
 	if (d->events.fd >= 0) {
 		/* Senders then fail at once instead of queueing for nobody. */
 		(void)unlink(d->o.events_path);

@@ -5,20 +5,141 @@
  * of the shadow stack, read from /proc/PID/mem at ssp) to object + offset
  * through /proc/PID/maps.  Reading another process's memory and maps needs
  * ptrace access: CAP_SYS_PTRACE in shstkd's unit.
+ *
+ * A short process has often exited by the time its audit record is read, and
+ * with it its maps.  So the executable file mappings of every process that
+ * reports a shadow stack are snapshotted when its start datagram arrives, and
+ * the last SNAPS snapshots answer for a process whose maps are gone.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "shstkd.h"
 
+#define SNAPS 64
+#define SNAP_MAX_MAPS 512
+
+struct snap_map {
+	uint64_t start, end, off;
+	char *path;
+};
+
+struct snap {
+	pid_t pid;
+	size_t n;
+	struct snap_map *m;
+};
+
+static struct snap snaps[SNAPS];
+static unsigned snap_next;
+
+static void snap_clear(struct snap *sn)
+{
+	for (size_t i = 0; i < sn->n; i++)
+		free(sn->m[i].path);
+	free(sn->m);
+	*sn = (struct snap){ 0 };
+}
+
+void shstk_maps_forget_all(void)
+{
+	for (size_t i = 0; i < SNAPS; i++)
+		snap_clear(&snaps[i]);
+	snap_next = 0;
+}
+
+/* One line of /proc/PID/maps: 1 and the fields, 0 if malformed. */
+static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *off, char perms[5], char **name)
+{
+	int at = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*x:%*x %*u %n", start, end, perms, off, &at) < 4)
+		return 0;
+	line[strcspn(line, "\n")] = 0;
+	*name = at > 0 ? line + at : NULL;
+	return 1;
+}
+
+int shstk_maps_snapshot_file(pid_t pid, const char *maps_path)
+{
+	_cleanup_fclose_ FILE *f = fopen(maps_path, "re");
+	struct snap sn = { .pid = pid };
+	char line[4096 + 128];
+
+	if (!f)
+		return negerrno();
+	while (fgets(line, sizeof(line), f) && sn.n < SNAP_MAX_MAPS) {
+		uint64_t start, end, off;
+		char perms[5], *name;
+		struct snap_map *m;
+
+		if (!parse_line(line, &start, &end, &off, perms, &name) || perms[2] != 'x' || !name || name[0] != '/')
+			continue;
+		m = realloc(sn.m, (sn.n + 1) * sizeof(*m));
+		if (!m)
+			break;
+		sn.m = m;
+		m[sn.n].path = strdup(name);
+		if (!m[sn.n].path)
+			break;
+		m[sn.n].start = start;
+		m[sn.n].end = end;
+		m[sn.n].off = off;
+		sn.n++;
+	}
+	if (sn.n == 0) {
+		snap_clear(&sn);
+		return 0;
+	}
+	/* A newer snapshot of the same pid (an exec) replaces the old one. */
+	for (size_t i = 0; i < SNAPS; i++)
+		if (snaps[i].pid == pid)
+			snap_clear(&snaps[i]);
+	snap_clear(&snaps[snap_next]);
+	snaps[snap_next] = sn;
+	snap_next = (snap_next + 1) % SNAPS;
+	return 1;
+}
+
+int shstk_maps_snapshot(pid_t pid)
+{
+	char fn[64];
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	return shstk_maps_snapshot_file(pid, fn);
+}
+
+static int snap_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint64_t *ret_offset)
+{
+	for (size_t i = 0; i < SNAPS; i++) {
+		if (snaps[i].pid != pid || pid <= 0)
+			continue;
+		for (size_t k = 0; k < snaps[i].n; k++) {
+			const struct snap_map *m = &snaps[i].m[k];
+
+			if (addr < m->start || addr >= m->end)
+				continue;
+			if (strlen(m->path) >= pathsz)
+				return -ENAMETOOLONG;
+			strcpy(path, m->path);
+			*ret_offset = addr - m->start + m->off;
+			return 1;
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint64_t *ret_offset)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	char fn[64], line[4096 + 128];
+	bool any = false;
 
 	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
 	f = fopen(fn, "re");
@@ -26,12 +147,15 @@ int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint6
 		return negerrno();
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, off;
-		int name = 0;
+		char perms[5], *nm;
+		int name;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*4s %" SCNx64 " %*x:%*x %*u %n", &start, &end, &off, &name) < 3)
+		if (!parse_line(line, &start, &end, &off, perms, &nm))
 			continue;
+		any = true;
 		if (addr < start || addr >= end)
 			continue;
+		name = nm ? (int)(nm - line) : 0;
 		line[strcspn(line, "\n")] = 0;
 		/* Anonymous memory (JIT code, the shadow stack) has no object. */
 		if (name == 0 || line[name] != '/')
@@ -42,7 +166,8 @@ int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint6
 		*ret_offset = addr - start + off;
 		return 1;
 	}
-	return 0;
+	/* An exiting process (a zombie) has no mappings left. */
+	return any ? 0 : -ESRCH;
 }
 
 int shstk_maps_read_ret(pid_t pid, uint64_t ssp, uint64_t *ret)
@@ -63,19 +188,27 @@ int shstk_maps_read_ret(pid_t pid, uint64_t ssp, uint64_t *ret)
 	return 0;
 }
 
+/* The live maps, else the snapshot taken when the process announced itself. */
+static int lookup_any(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint64_t *off)
+{
+	int r = shstk_maps_lookup(pid, addr, path, pathsz, off);
+
+	return r < 0 ? snap_lookup(pid, addr, path, pathsz, off) : r;
+}
+
 void shstk_maps_attribute(struct shstk_violation_obs *o, char *ipbuf, char *retbuf, size_t bufsz)
 {
 	uint64_t off;
 
 	if (o->pid <= 0)
 		return;
-	if (!o->ip_object && o->ip && shstk_maps_lookup(o->pid, o->ip, ipbuf, bufsz, &off) > 0) {
+	if (!o->ip_object && o->ip && lookup_any(o->pid, o->ip, ipbuf, bufsz, &off) > 0) {
 		o->ip_object = ipbuf;
 		o->ip_offset = off;
 	}
 	if (!o->ret_addr && o->ssp && shstk_maps_read_ret(o->pid, o->ssp, &o->ret_addr) < 0)
 		o->ret_addr = 0;
-	if (o->ret_addr && !o->ret_object && shstk_maps_lookup(o->pid, o->ret_addr, retbuf, bufsz, &off) > 0) {
+	if (o->ret_addr && !o->ret_object && lookup_any(o->pid, o->ret_addr, retbuf, bufsz, &off) > 0) {
 		o->ret_object = retbuf;
 		o->ret_offset = off;
 	}

@@ -73,13 +73,21 @@ int shstkd_audit_open(struct shstkd *d);
 int shstkd_events_open(struct shstkd *d);
 void shstkd_events_close(struct shstkd *d);
 
-/* maps.c: attribution of an address of a live process from /proc/PID/maps. */
+/* maps.c: attribution of an address of a live process from /proc/PID/maps:
+ * 1 and the object's path and file offset, 0 if @addr is not in a file
+ * mapping, -ESRCH if the process has no mappings left (exiting), -errno. */
 int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint64_t *ret_offset);
+/* Keeps the executable file mappings of @pid (from @maps_path, normally
+ * /proc/PID/maps) for attribution after it has exited; the last 64
+ * processes are kept.  1 if kept, 0 if it had none, -errno. */
+int shstk_maps_snapshot_file(pid_t pid, const char *maps_path);
+int shstk_maps_snapshot(pid_t pid);
+void shstk_maps_forget_all(void);
 /* The 8 bytes at the top of the shadow stack (the expected return address):
  * pread of /proc/PID/mem at @ssp.  Needs ptrace access (CAP_SYS_PTRACE). */
 int shstk_maps_read_ret(pid_t pid, uint64_t ssp, uint64_t *ret);
-/* Fills ip_object/ret_* of @o from /proc while the process lives; the
- * strings go to @ipbuf/@retbuf. */
+/* Fills ip_object/ret_* of @o from /proc while the process lives, else
+ * ip_object from its snapshot; the strings go to @ipbuf/@retbuf. */
 void shstk_maps_attribute(struct shstk_violation_obs *o, char *ipbuf, char *retbuf, size_t bufsz);
 
 /* census.c: every process's shadow-stack state from /proc/PID/status. */
