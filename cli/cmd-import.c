@@ -253,13 +253,14 @@ static int import_all(struct shstk_db *db, const char *text, const struct shstk_
 	r = shstk_db_decisions_foreach(db, idset_add, &s);
 	if (r >= 0 && s.n)
 		qsort(s.v, s.n, sizeof(*s.v), by_string);
-	if (r >= 0)
-		r = shstk_db_bundle_import(db, text, st, ret_msg);
+	/* One transaction: a crash cannot keep the rows and lose their marking. */
 	if (r >= 0)
 		r = shstk_db_tx_begin(db, &own);
 	if (r >= 0) {
+		r = shstk_db_bundle_import(db, text, st, ret_msg);
 		provenance_host(text, host, sizeof(host));
-		r = mark_imported(db, &s, host, now);
+		if (r >= 0)
+			r = mark_imported(db, &s, host, now);
 		if (r >= 0)
 			r = shstk_decide_all(db, p, now, ds);
 		r = shstk_db_tx_end(db, own, r);

@@ -357,6 +357,7 @@ int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_d
 {
 	struct shstk_db_bundle_stats st = {};
 	char *msg = NULL;
+	bool own;
 	int r;
 
 	if (!db || !json)
@@ -369,19 +370,14 @@ int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_d
 			free(msg);
 		return r;
 	}
-	r = shstk_db_begin(db);
+	/* Joins the caller's transaction if one is open (import marks and
+	 * re-decides in the same one), else is one of its own. */
+	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	r = import_rows(db, json, &st);
-	if (r < 0) {
-		shstk_db_rollback(db);
+	r = shstk_db_tx_end(db, own, import_rows(db, json, &st));
+	if (r < 0)
 		return r;
-	}
-	r = shstk_db_commit(db);
-	if (r < 0) {
-		shstk_db_rollback(db);
-		return r;
-	}
 	if (ret)
 		*ret = st;
 	return 0;

@@ -44,7 +44,8 @@ struct shstk_db_bundle_stats {
 };
 
 /*
- * Merges bundle @json into @db in one transaction: a run or violation that
+ * Merges bundle @json into @db in one transaction (the caller's, if one is
+ * open: shstk_db_tx_begin()): a run or violation that
  * is already present (same identity, pid, start or time, ip, ssp) is not
  * added twice; a decision is added only for an identity without a local
  * decision, so local decisions and overrides are never overwritten.
