@@ -246,7 +246,8 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 		{ "comm", SHSTK_AF_COMM }, { "exe", SHSTK_AF_EXE },     { "ip", SHSTK_AF_IP },
 		{ "sp", SHSTK_AF_SP },     { "ssp", SHSTK_AF_SSP },     { "error", SHSTK_AF_ERROR },
 		{ "kind", SHSTK_AF_KIND }, { "mode", SHSTK_AF_MODE },   { "action", SHSTK_AF_ACTION },
-		{ "sig", SHSTK_AF_SIG },
+		{ "sig", SHSTK_AF_SIG },   { "obj", SHSTK_AF_OBJ },     { "obj_off", SHSTK_AF_OBJ_OFF },
+		{ "ret", SHSTK_AF_RET },   { "ret_obj", SHSTK_AF_RET_OBJ }, { "ret_obj_off", SHSTK_AF_RET_OBJ_OFF },
 	};
 	unsigned bit = 0;
 	uint64_t v;
@@ -300,6 +301,22 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 			r->exe[strlen(r->exe) - 10] = 0;
 			r->exe_deleted = true;
 		}
+		break;
+	case SHSTK_AF_OBJ:
+	case SHSTK_AF_RET_OBJ: {
+		char *dst = bit == SHSTK_AF_OBJ ? r->obj : r->ret_obj;
+
+		rc = decode_untrusted(f, dst, SHSTK_AUDIT_PATH_MAX, &null);
+		if (rc >= 0 && (null || dst[0] != '/'))
+			dst[0] = 0; /* "<no_memory>", "<too_long>", not a path */
+		break;
+	}
+	case SHSTK_AF_OBJ_OFF:
+	case SHSTK_AF_RET:
+	case SHSTK_AF_RET_OBJ_OFF:
+		rc = f->quoted ? -EBADMSG : parse_0x(f->val, f->val_len, &v);
+		if (rc >= 0)
+			*(bit == SHSTK_AF_OBJ_OFF ? &r->obj_off : bit == SHSTK_AF_RET ? &r->ret : &r->ret_obj_off) = v;
 		break;
 	case SHSTK_AF_IP:
 	case SHSTK_AF_SP:
@@ -428,6 +445,17 @@ void shstk_audit_to_obs(const struct shstk_audit_record *r, struct shstk_violati
 	o->mode = r->mode[0] ? r->mode : NULL;
 	o->action = r->action[0] ? r->action : NULL;
 	o->source_seq = r->serial;
+	/* The kernel resolved them at the fault: better than a later /proc lookup. */
+	if (r->obj[0] && (r->have & SHSTK_AF_OBJ_OFF)) {
+		o->ip_object = r->obj;
+		o->ip_offset = r->obj_off;
+	}
+	if (r->have & SHSTK_AF_RET)
+		o->ret_addr = r->ret;
+	if (r->ret_obj[0] && (r->have & (SHSTK_AF_RET | SHSTK_AF_RET_OBJ_OFF)) == (SHSTK_AF_RET | SHSTK_AF_RET_OBJ_OFF)) {
+		o->ret_object = r->ret_obj;
+		o->ret_offset = r->ret_obj_off;
+	}
 }
 
 size_t shstk_audit_nl_each(const void *buf, size_t n,

@@ -47,6 +47,12 @@ enum {
 	SHSTK_AF_SIG = 1u << 13,
 	SHSTK_AF_GID = 1u << 14,
 	SHSTK_AF_SES = 1u << 15,
+	/* kernel patch 0006: the file and offset ip and the expected return are in */
+	SHSTK_AF_OBJ = 1u << 16,
+	SHSTK_AF_OBJ_OFF = 1u << 17,
+	SHSTK_AF_RET = 1u << 18,
+	SHSTK_AF_RET_OBJ = 1u << 19,
+	SHSTK_AF_RET_OBJ_OFF = 1u << 20,
 };
 
 struct shstk_audit_record {
@@ -58,9 +64,12 @@ struct shstk_audit_record {
 	uint32_t uid, gid, auid, ses;
 	int sig;
 	uint64_t ip, sp, ssp, error;
+	uint64_t obj_off, ret, ret_obj_off; /* valid with their SHSTK_AF_* bit */
 	bool exe_deleted;       /* d_path's " (deleted)" suffix, removed from exe */
 	char comm[SHSTK_AUDIT_COMM_MAX];
 	char exe[SHSTK_AUDIT_PATH_MAX];
+	char obj[SHSTK_AUDIT_PATH_MAX];     /* the file ip is mapped from ("" if absent) */
+	char ret_obj[SHSTK_AUDIT_PATH_MAX]; /* the file the expected return is in */
 	char kind[16];          /* "near ret", "far/iret", ... */
 	char mode[16];          /* "enforce", "audit" */
 	char action[16];        /* "killed", "continued" */

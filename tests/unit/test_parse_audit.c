@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tests of the audit record parser against tests/fixtures/records/ and hand-made edge cases. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,6 +212,43 @@ static void test_parse_audit_long_values(void **state)
 	assert_int_equal(shstk_audit_parse(rec, strlen(rec), 0, &r, NULL), -EBADMSG);
 }
 
+/* Kernel patch 0006: the kernel names the objects; they go into the observation. */
+static void test_parse_audit_objects(void **state)
+{
+	static const char rec[] =
+		"audit(1764755000.123:42): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
+		"ip=0x55e7131f5621 sp=0x2 ssp=0x7ffd0 error=0x1 obj=\"/opt/s/sample-jit-deopt\" obj_off=0x1621 "
+		"ret=0x7f00000251a0 ret_obj=2F6C69622F6C6962632E736F2E36 ret_obj_off=0x251a0 "
+		"kind=\"near ret\" mode=audit action=continued";
+	static const char anon[] =
+		"audit(1764755000.123:43): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
+		"ip=0x7f0000001000 sp=0x2 ssp=0x7ffd0 error=0x1 ret=0x7f0000002000 "
+		"kind=\"near ret\" mode=audit action=continued";
+	struct shstk_audit_record r;
+	struct shstk_violation_obs o;
+
+	(void)state;
+	assert_int_equal(shstk_audit_parse(rec, sizeof(rec) - 1, 1704, &r, NULL), 1);
+	shstk_audit_to_obs(&r, &o);
+	assert_string_equal(o.ip_object, "/opt/s/sample-jit-deopt");
+	assert_int_equal(o.ip_offset, 0x1621);
+	assert_int_equal(o.ret_addr, 0x7f00000251a0);
+	assert_string_equal(o.ret_object, "/lib/libc.so.6"); /* hex-encoded like exe= */
+	assert_int_equal(o.ret_offset, 0x251a0);
+
+	/* anonymous memory (JIT code): no object, the addresses only */
+	assert_int_equal(shstk_audit_parse(anon, sizeof(anon) - 1, 1704, &r, NULL), 1);
+	shstk_audit_to_obs(&r, &o);
+	assert_null(o.ip_object);
+	assert_null(o.ret_object);
+	assert_int_equal(o.ret_addr, 0x7f0000002000);
+
+	/* a quoted offset, or the field twice, is malformed */
+	char bad[sizeof(rec) + 16];
+	snprintf(bad, sizeof(bad), "%s obj_off=0x1", rec);
+	assert_int_equal(shstk_audit_parse(bad, strlen(bad), 1704, &r, NULL), -EBADMSG);
+}
+
 struct nl_seen {
 	unsigned types[4];
 	size_t lens[4];
@@ -278,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_parse_audit_netlink),
 		cmocka_unit_test(test_parse_audit_truncated),
 		cmocka_unit_test(test_parse_audit_long_values),
+		cmocka_unit_test(test_parse_audit_objects),
 		cmocka_unit_test(test_parse_audit_nl_each_unpadded),
 	};
 
