@@ -14,8 +14,12 @@ for p in $patches; do
 	[ -r "$kp/$p" ] || { echo "FAIL: $p listed in series but missing"; exit 1; }
 done
 
-# Files that exist before the series: every "--- a/<path>" of every patch.
-files=$(cd "$kp" && sed -n 's|^--- a/\([^[:space:]]*\).*|\1|p' $patches | sort -u)
+# Files that exist before the series: every "--- a/<path>" of every patch,
+# less those an earlier patch creates ("--- /dev/null", "+++ b/<path>").
+created=$(cd "$kp" && awk '/^--- \/dev\/null/ { n = 1; next }
+	n && /^\+\+\+ b\// { sub(/^\+\+\+ b\//, ""); sub(/[[:space:]].*/, ""); print } { n = 0 }' $patches | sort -u)
+files=$(cd "$kp" && sed -n 's|^--- a/\([^[:space:]]*\).*|\1|p' $patches | sort -u |
+	{ if [ -n "$created" ]; then grep -vxF "$created"; else cat; fi; })
 pristine=$("$(dirname "$0")/pristine.sh" $files) || exit $?
 
 work=$(mktemp -d)
