@@ -232,24 +232,24 @@ static struct owner *owner_new(struct shstk_pkgdb *db)
 	return &db->owners[db->n_owners++];
 }
 
-/* Adds every line of one .list file; ownership chains hold indexes + 1
- * (in the pointer fields) while the owners array may still move. */
-static int load_list(struct shstk_pkgdb *db, const char *path, size_t pkg)
+/* Lines of a list that name a path (they start with '/'). */
+static size_t count_paths(const char *buf, size_t len)
 {
-	char *buf, *p, *end;
-	size_t len;
-	int k;
+	size_t n = len > 0 && buf[0] == '/';
 
-	k = read_file(path, &buf, &len);
-	if (k < 0)
-		return k == -ENOMEM ? k : 0; /* an unreadable list owns nothing */
-	k = keep_buf(db, buf);
-	if (k < 0)
-		return k;
-	/* About one path per 40 bytes; the map grows anyway if it is wrong. */
-	if (shstk_hmap_reserve(&db->paths, len / 40 + 1) < 0)
-		return -ENOMEM;
-	for (p = buf, end = buf + len; p < end; p++) {
+	for (const char *p = buf, *end = buf + len; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		n += p + 1 < end && p[1] == '/';
+	return n;
+}
+
+/* Adds every line of one .list file (in db->bufs[@buf]); ownership chains
+ * hold indexes + 1 (in the pointer fields) while the owners array may
+ * still move. */
+static int index_list(struct shstk_pkgdb *db, size_t buf, size_t len, size_t pkg)
+{
+	char *p = db->bufs[buf], *end = p + len;
+
+	for (; p < end; p++) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		struct owner *o;
@@ -318,10 +318,18 @@ static int add_package(struct shstk_pkgdb *db, const char *file, bool have_statu
 	return 1;
 }
 
+/* One installed package's list, read but not yet indexed. */
+struct list_file {
+	size_t buf; /* index into db->bufs */
+	size_t len;
+	size_t pkg;
+};
+
 static int load_lists(struct shstk_pkgdb *db, const char *infodir, bool have_status)
 {
+	_cleanup_free_ struct list_file *lists = NULL;
 	_cleanup_free_ char **names = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, n_lists = 0, n_paths = 0;
 	DIR *d = opendir(infodir);
 	struct dirent *de;
 	int k = 0;
@@ -352,22 +360,43 @@ static int load_lists(struct shstk_pkgdb *db, const char *infodir, bool have_sta
 	/* Sorted, so that a path listed twice has a stable first owner. */
 	if (k >= 0 && n > 0)
 		qsort(names, n, sizeof(*names), cmp_str);
-	if (k >= 0 && n > 0 && !(db->pkgs = calloc(n, sizeof(*db->pkgs))))
+	if (k >= 0 && n > 0 && (!(db->pkgs = calloc(n, sizeof(*db->pkgs))) || !(lists = calloc(n, sizeof(*lists)))))
 		k = -ENOMEM;
+	/* Read everything first: the path count sizes the map and the owners
+	 * once, instead of growing (and rehashing) them a dozen times. */
 	for (size_t i = 0; i < n && k >= 0; i++) {
 		_cleanup_free_ char *path = NULL;
-		size_t pkg;
+		char *buf;
+		size_t pkg, len;
 
 		k = add_package(db, names[i], have_status, &pkg);
 		if (k <= 0)
 			continue;
-		if (asprintf(&path, "%s/%s", infodir, names[i]) < 0)
+		if (asprintf(&path, "%s/%s", infodir, names[i]) < 0) {
 			k = -ENOMEM;
-		else
-			k = load_list(db, path, pkg);
+			break;
+		}
+		k = read_file(path, &buf, &len);
+		if (k < 0) {
+			k = k == -ENOMEM ? k : 0; /* an unreadable list owns nothing */
+			continue;
+		}
+		k = keep_buf(db, buf);
+		if (k < 0)
+			break;
+		lists[n_lists++] = (struct list_file){ .buf = db->n_bufs - 1, .len = len, .pkg = pkg };
+		n_paths += count_paths(buf, len);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
+	if (k >= 0 && n_paths > 0) {
+		db->owners = malloc(n_paths * sizeof(*db->owners));
+		if (!db->owners || shstk_hmap_reserve(&db->paths, n_paths) < 0)
+			k = -ENOMEM;
+		db->cap_owners = db->owners ? n_paths : 0;
+	}
+	for (size_t i = 0; i < n_lists && k >= 0; i++)
+		k = index_list(db, lists[i].buf, lists[i].len, lists[i].pkg);
 	if (k < 0)
 		return k;
 	fix_owner_chains(db);
