@@ -319,25 +319,45 @@ static bool under_failed(const struct walk *w, const char *path)
 	return false;
 }
 
-/* Deletes the rows of files under the roots that the walk did not find. */
+static bool is_gone(const struct scan_ctx *c, const struct known_file *k)
+{
+	return k && !k->seen && !under_failed(&c->walk, k->path);
+}
+
+/*
+ * Deletes the rows of files under the roots that the walk did not find, in
+ * transactions of their own with foreign keys enforced: their cascades
+ * take the needed, risks, closure and verdict rows along and unlink runs,
+ * violations and other closures from them.
+ */
 static int remove_gone(struct scan_ctx *c)
 {
+	bool any = false;
 	int r;
 
-	for (size_t i = 0; i < c->known.cap; i++) {
+	for (size_t i = 0; i < c->known.cap && !any; i++)
+		any = is_gone(c, c->known.slots[i].value);
+	if (!any)
+		return 0;
+	r = shstk_db_set_foreign_keys(c->db, true);
+	if (r >= 0)
+		r = shstk_db_begin(c->db);
+	for (size_t i = 0; r >= 0 && i < c->known.cap; i++) {
 		struct known_file *k = c->known.slots[i].value;
 
-		if (!k || k->seen || under_failed(&c->walk, k->path))
+		if (!is_gone(c, k))
 			continue;
 		r = shstk_db_object_delete(c->db, k->st.id);
 		if (r < 0)
-			return r;
+			break;
 		c->stats->removed++;
 		r = scan_batch_tick(c);
-		if (r < 0)
-			return r;
 	}
-	return 0;
+	if (r >= 0)
+		r = shstk_db_commit(c->db);
+	if (r >= 0)
+		r = shstk_db_set_foreign_keys(c->db, false);
+	return r;
 }
 
 static int walk_phase(struct scan_ctx *c)
@@ -364,9 +384,9 @@ static int walk_phase(struct scan_ctx *c)
 	for (size_t i = 0; r >= 0 && i < c->walk.n_failed; i++)
 		add_error(c->stats, c->walk.failed[i].path, c->walk.failed[i].msg);
 	if (r >= 0)
-		r = remove_gone(c);
-	if (r >= 0)
 		r = shstk_db_commit(c->db);
+	if (r >= 0)
+		r = remove_gone(c);
 	if (r < 0) {
 		(void)shstk_db_rollback(c->db);
 		return r;
@@ -486,6 +506,16 @@ int shstk_scan(const struct shstk_scan_opts *opts, struct shstk_db *db, struct s
 	if (r < 0)
 		goto fail;
 	stats.scan_id = c.scan_id;
+	/*
+	 * The scan's inserts are correct by construction (every id comes from
+	 * a row written or read in the same transaction), and checking their
+	 * foreign keys was a third of the time spent in SQLite: 50 ms of CPU
+	 * on a scan of /usr.  remove_gone() switches them back on for its
+	 * deletions; the unit tests run foreign_key_check after every scan.
+	 */
+	r = shstk_db_set_foreign_keys(db, false);
+	if (r < 0)
+		goto fail;
 	scan_progress(&c, "walk", true);
 	r = walk_phase(&c);
 	if (r < 0)
@@ -516,15 +546,18 @@ int shstk_scan(const struct shstk_scan_opts *opts, struct shstk_db *db, struct s
 		r = shstk_db_scan_end(db, &end);
 	if (r >= 0)
 		r = shstk_db_commit(db);
-	if (r < 0) {
-		(void)shstk_db_rollback(db);
+	if (r < 0)
 		goto fail;
-	}
+	r = shstk_db_set_foreign_keys(db, true);
+	if (r < 0)
+		goto fail;
 	scan_progress(&c, "finish", true);
 	ctx_done(&c);
 	*ret = stats;
 	return 0;
 fail:
+	(void)shstk_db_rollback(db);
+	(void)shstk_db_set_foreign_keys(db, true);
 	ctx_done(&c);
 	shstk_scan_stats_done(&stats);
 	return r;

@@ -165,6 +165,27 @@ int shstk_db_rollback(struct shstk_db *db)
 	return exec(db, "ROLLBACK");
 }
 
+int shstk_db_set_foreign_keys(struct shstk_db *db, bool on)
+{
+	if (!sqlite3_get_autocommit(db->conn))
+		return -EBUSY;
+	return exec(db, on ? "PRAGMA foreign_keys = ON" : "PRAGMA foreign_keys = OFF");
+}
+
+int shstk_db_foreign_keys(struct shstk_db *db)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	rc = sqlite3_prepare_v2(db->conn, "PRAGMA foreign_keys", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
+	rc = sqlite3_step(st);
+	r = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : db_error(db, rc);
+	sqlite3_finalize(st);
+	return r;
+}
+
 int shstk_db_schema_version(struct shstk_db *db)
 {
 	sqlite3_stmt *st;

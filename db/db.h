@@ -58,6 +58,16 @@ int shstk_db_begin(struct shstk_db *db);
 int shstk_db_commit(struct shstk_db *db);
 int shstk_db_rollback(struct shstk_db *db);
 
+/*
+ * Foreign-key enforcement of this connection (on from open).  Only outside
+ * a transaction (-EBUSY inside one, where SQLite would ignore it).  A bulk
+ * writer whose rows are correct by construction may switch it off for its
+ * inserts; deletions must run with it on, their cascades depend on it.
+ * shstk_db_foreign_keys(): 1 on, 0 off, or -errno.
+ */
+int shstk_db_set_foreign_keys(struct shstk_db *db, bool on);
+int shstk_db_foreign_keys(struct shstk_db *db);
+
 /* PRAGMA integrity_check: 0 when "ok"; -EBADMSG with the first problem in *ret_msg (free it). */
 int shstk_db_integrity_check(struct shstk_db *db, char **ret_msg);
 

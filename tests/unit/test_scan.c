@@ -117,12 +117,22 @@ static int scan_opts(struct shstk_db *db, unsigned threads, bool allfs, struct s
 	return shstk_scan(&o, db, st);
 }
 
+/*
+ * The scanner writes with foreign keys off and deletes with them on: after
+ * every scan they are on again, and foreign_key_check (in the integrity
+ * check) finds nothing.
+ */
 static void scan(struct shstk_db *db, struct shstk_scan_stats *st)
 {
+	char *msg = NULL;
 	int r = scan_opts(db, 2, false, st);
 
 	if (r < 0)
 		fail_msg("scan: %s (%s)", strerror(-r), shstk_db_errmsg(db));
+	assert_int_equal(shstk_db_foreign_keys(db), 1);
+	r = shstk_db_integrity_check(db, &msg);
+	if (r < 0)
+		fail_msg("after the scan: %s", msg ? msg : strerror(-r));
 }
 
 static int id_cb(const struct shstk_db_object *o, void *ud)
@@ -368,6 +378,24 @@ static void test_scan_removed_file_disappears(void **state)
 	shstk_db_close(db);
 }
 
+/* A vanished executable takes its needed, risks, closure and verdict rows
+ * along (the cascades need foreign keys on; scan() checks for orphans). */
+static void test_scan_removed_executable_cascades(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+
+	scan(db, &st);
+	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked2"), "dep-unmarked libunmarked.so.1");
+	assert_int_equal(unlink(in_root("/usr/bin/dep-unmarked2")), 0);
+	scan(db, &st);
+	assert_int_equal(st.removed, 1);
+	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked2"), "absent");
+	shstk_db_close(db);
+}
+
 static void test_scan_symlinks_not_followed(void **state)
 {
 	struct shstk_db *db = open_db();
@@ -487,6 +515,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_incremental_opens_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_changed_file_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_removed_file_disappears, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_removed_executable_cascades, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_shrinks_while_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_mode_change_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_symlinks_not_followed, setup, teardown),
