@@ -2,13 +2,15 @@
 /*
  * The scanner's closure phase: every executable under the roots gets its
  * DT_NEEDED closure and verdict from the shared resolver (lib/deps.h).
- * The resolver is fed from the database rows the walk wrote or kept, in
- * path order, so no file is read twice, an unchanged file is not read at
- * all, and the first of several hard links in path order names the
- * object, whatever the walker threads' timing.  A closure whose hash matches the
- * stored one is not rewritten, and when nothing changed since the last scan
- * (no file added, changed or removed, same ld.so.cache, every executable
- * has a verdict) the phase is skipped.
+ * No file is read twice and an unchanged file is not read at all: on a
+ * first scan of the roots the writer hands the resolver each object as it
+ * writes its row (scan_closure_feed()); otherwise the resolver is fed from
+ * the rows the walk wrote or kept.  Either way the resolver names hard
+ * links by their first path in byte order, so the walker threads' timing
+ * decides nothing, and executables are resolved in path order.  A closure
+ * whose hash matches the stored one is not rewritten, and when nothing
+ * changed since the last scan (no file added, changed or removed, same
+ * ld.so.cache, every executable has a verdict) the phase is skipped.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -32,17 +34,45 @@ struct closure_ctx {
 	struct scan_ctx *c;
 	struct shstk_hmap ids; /* path → struct idrec */
 	struct exe *exes;
-	size_t n_exes;
+	size_t n_exes, cap_exes;
 };
 
-static void closure_ctx_done(struct closure_ctx *k)
+void scan_closure_free(struct scan_ctx *c)
 {
+	struct closure_ctx *k = c->closure;
+
+	if (!k)
+		return;
 	for (size_t i = 0; i < k->ids.cap; i++)
 		free(k->ids.slots[i].value);
 	shstk_hmap_done(&k->ids);
 	for (size_t i = 0; i < k->n_exes; i++)
 		free(k->exes[i].path);
 	free(k->exes);
+	free(k);
+	c->closure = NULL;
+}
+
+/* The closure state and the resolver, created on first use. */
+static int closure_ctx_get(struct scan_ctx *c, struct closure_ctx **ret)
+{
+	int r;
+
+	if (!c->resolver) {
+		/* Created only now: an unchanged rescan never loads ld.so.cache. */
+		r = shstk_resolver_new(&(struct shstk_resolver_opts){ .root = c->sysroot[0] ? c->sysroot : NULL },
+				       &c->resolver);
+		if (r < 0)
+			return r;
+	}
+	if (!c->closure) {
+		c->closure = calloc(1, sizeof(*c->closure));
+		if (!c->closure)
+			return -ENOMEM;
+		c->closure->c = c;
+	}
+	*ret = c->closure;
+	return 0;
 }
 
 static int id_put(struct closure_ctx *k, const char *path, int64_t id)
@@ -136,47 +166,83 @@ static void stat_from(uint64_t dev, uint64_t ino, int64_t size, int64_t mtime_ns
 	st->st_ctim.tv_nsec = ctime_ns % 1000000000;
 }
 
-static int feed_row(const struct shstk_db_object *o, void *ud)
+static int add_exe(struct closure_ctx *k, const char *path, int64_t id, uint64_t hash)
+{
+	if (k->n_exes == k->cap_exes) {
+		size_t cap = k->cap_exes ? k->cap_exes * 2 : 256;
+		struct exe *v = realloc(k->exes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		k->exes = v;
+		k->cap_exes = cap;
+	}
+	k->exes[k->n_exes] = (struct exe){ .id = id, .hash = hash, .path = strdup(path) };
+	if (!k->exes[k->n_exes].path)
+		return -ENOMEM;
+	k->n_exes++;
+	return 0;
+}
+
+/*
+ * Hands the resolver one object with database row @id: its stat facts,
+ * and for ELF @info (whose contents the resolver takes over on success;
+ * on failure the caller still owns them), else the row's format and error.
+ */
+static int feed_object(struct closure_ctx *k, const struct shstk_db_object *o, int64_t id, const struct stat *st,
+		       struct shstk_elf_info *info)
 {
 	static const int format_error[] = {
 		[SHSTK_DB_NOT_ELF] = -ENOEXEC,
 		[SHSTK_DB_BAD_ELF] = -EBADMSG,
 		[SHSTK_DB_UNREADABLE] = -EIO,
 	};
-	struct closure_ctx *k = ud;
-	struct shstk_elf_info info;
-	struct stat st;
 	int error, r;
 
-	r = id_put(k, o->path, o->id);
+	r = id_put(k, o->path, id);
 	if (r < 0)
 		return r;
-	stat_from(o->dev, o->ino, o->size, o->mtime_ns, o->ctime_ns, o->mode, &st);
 	if (o->format != SHSTK_DB_ELF) {
 		error = o->format >= 0 && o->format <= SHSTK_DB_UNREADABLE ? format_error[o->format] : -EIO;
-		return shstk_resolver_add(k->c->resolver, o->path, &st, error, o->error, NULL, NULL);
+		return shstk_resolver_add(k->c->resolver, o->path, st, error, o->error, NULL, NULL);
 	}
 	/* A hard link of an object already added becomes an alias of it. */
-	r = info_from_row(o, &info);
+	r = shstk_resolver_add(k->c->resolver, o->path, st, 0, NULL, info, NULL);
 	if (r < 0)
 		return r;
-	r = shstk_resolver_add(k->c->resolver, o->path, &st, 0, NULL, &info, NULL);
-	if (r < 0) {
-		shstk_elf_info_done(&info);
-		return r;
-	}
-	if (o->kind && (strcmp(o->kind, "exec") == 0 || strcmp(o->kind, "pie") == 0)) {
-		struct exe *v = realloc(k->exes, (k->n_exes + 1) * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		k->exes = v;
-		v[k->n_exes] = (struct exe){ .id = o->id, .hash = o->closure_hash, .path = strdup(o->path) };
-		if (!v[k->n_exes].path)
-			return -ENOMEM;
-		k->n_exes++;
-	}
+	if (o->kind && (strcmp(o->kind, "exec") == 0 || strcmp(o->kind, "pie") == 0))
+		return add_exe(k, o->path, id, o->closure_hash);
 	return 0;
+}
+
+static int feed_row(const struct shstk_db_object *o, void *ud)
+{
+	struct closure_ctx *k = ud;
+	struct shstk_elf_info info = { 0 };
+	struct stat st;
+	int r;
+
+	stat_from(o->dev, o->ino, o->size, o->mtime_ns, o->ctime_ns, o->mode, &st);
+	if (o->format == SHSTK_DB_ELF) {
+		r = info_from_row(o, &info);
+		if (r < 0)
+			return r;
+	}
+	r = feed_object(k, o, o->id, &st, &info);
+	shstk_elf_info_done(&info); /* emptied when the resolver took it */
+	return r;
+}
+
+int scan_closure_feed(struct scan_ctx *c, const struct shstk_db_object *o, int64_t id, const struct stat *st,
+		      struct shstk_elf_info *info)
+{
+	struct closure_ctx *k;
+	int r;
+
+	if (!c->feed_from_walk)
+		return 0;
+	r = closure_ctx_get(c, &k);
+	return r < 0 ? r : feed_object(k, o, id, st, info);
 }
 
 /* The database id of a closure object; records objects outside the roots. */
@@ -449,10 +515,15 @@ static int need_closures(struct scan_ctx *c, const char *key, const char *stamp)
 	return 0;
 }
 
+static int cmp_exe(const void *a, const void *b)
+{
+	return strcmp(((const struct exe *)a)->path, ((const struct exe *)b)->path);
+}
+
 int scan_closures(struct scan_ctx *c)
 {
-	struct closure_ctx k = { .c = c };
 	_cleanup_free_ char *key = NULL;
+	struct closure_ctx *k;
 	char stamp[128];
 	int r;
 
@@ -462,25 +533,27 @@ int scan_closures(struct scan_ctx *c)
 	r = need_closures(c, key, stamp);
 	if (r <= 0)
 		return r;
-	/* Created only now: an unchanged rescan never loads ld.so.cache. */
-	r = shstk_resolver_new(&(struct shstk_resolver_opts){ .root = c->sysroot[0] ? c->sysroot : NULL },
-			       &c->resolver);
+	r = closure_ctx_get(c, &k);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; r >= 0 && i < c->n_roots; i++)
-		r = shstk_db_objects_foreach(c->db, c->roots[i], 0, feed_row, &k);
-	c->closures_total = k.n_exes;
+	/* Fed during the walk, or now from the rows. */
+	for (size_t i = 0; !c->feed_from_walk && r >= 0 && i < c->n_roots; i++)
+		r = shstk_db_objects_foreach(c->db, c->roots[i], 0, feed_row, k);
+	/* Path order: the rows of objects outside the roots get their ids in
+	 * an order that does not depend on the walker threads. */
+	if (r >= 0 && k->n_exes > 1)
+		qsort(k->exes, k->n_exes, sizeof(*k->exes), cmp_exe);
+	c->closures_total = k->n_exes;
 	scan_progress(c, "closure", true);
 	if (r >= 0)
 		r = shstk_db_begin(c->db);
 	if (r >= 0)
-		r = closures_pipelined(&k);
+		r = closures_pipelined(k);
 	if (r >= 0)
 		r = shstk_db_meta_set(c->db, key, stamp);
 	if (r >= 0)
 		r = shstk_db_commit(c->db);
 	else
 		(void)shstk_db_rollback(c->db);
-	closure_ctx_done(&k);
 	return r;
 }

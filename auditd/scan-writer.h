@@ -26,6 +26,8 @@ struct scan_ctx {
 	struct walk walk;
 	bool walk_started;
 	struct shstk_resolver *resolver;
+	struct closure_ctx *closure; /* scan-closure.c, created on first use */
+	bool feed_from_walk;         /* the database knew no file under the roots */
 	struct shstk_pkgdb *pkgdb;
 };
 
@@ -34,7 +36,15 @@ int scan_batch_tick(struct scan_ctx *c);
 /* Fills o->package* from the package databases (opened on first use). */
 void scan_attribute(struct scan_ctx *c, struct shstk_db_object *o);
 void scan_progress(struct scan_ctx *c, const char *phase, bool force);
+/*
+ * With c->feed_from_walk, hands the resolver an object just written as row
+ * @id (@o as filled from the walk's result), taking over @info's contents
+ * on success; else does nothing.
+ */
+int scan_closure_feed(struct scan_ctx *c, const struct shstk_db_object *o, int64_t id, const struct stat *st,
+		      struct shstk_elf_info *info);
 /* The closure phase: verdicts for every executable under the roots. */
 int scan_closures(struct scan_ctx *c);
+void scan_closure_free(struct scan_ctx *c);
 
 #endif

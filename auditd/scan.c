@@ -214,11 +214,16 @@ static int write_result(struct scan_ctx *c, struct scan_result *res)
 {
 	struct shstk_db_object o;
 	struct known_file *k;
+	int64_t id;
 	int r;
 
 	shstk_db_object_fill(&o, res->path, &res->st, res->error, res->errmsg, &res->info);
 	scan_attribute(c, &o);
-	r = shstk_db_object_upsert(c->db, &o, c->scan_id, c->now_us, NULL);
+	r = shstk_db_object_upsert(c->db, &o, c->scan_id, c->now_us, &id);
+	if (r < 0)
+		return r;
+	/* Last: it takes over res->info, which o points into. */
+	r = scan_closure_feed(c, &o, id, &res->st, &res->info);
 	if (r < 0)
 		return r;
 	if (res->prev_id) {
@@ -231,9 +236,6 @@ static int write_result(struct scan_ctx *c, struct scan_result *res)
 	}
 	if (res->error < 0 && res->error != -ENOEXEC)
 		add_error(c->stats, res->path, res->errmsg);
-	/* The resolver is fed from the rows later, in path order: handing it
-	 * this info now would make the walk's thread timing decide which of
-	 * two hard links names the object in every closure. */
 	return scan_batch_tick(c);
 }
 
@@ -365,6 +367,11 @@ static int walk_phase(struct scan_ctx *c)
 	struct walk_counters wc;
 	int r, k;
 
+	/* A first scan of the roots feeds the resolver as it writes, instead
+	 * of reading every row back for the closure phase (25 ms of a scan
+	 * of /usr, on the serial path); otherwise the unchanged files' facts
+	 * come from their rows, as they were not read. */
+	c->feed_from_walk = c->known.n == 0;
 	r = walk_init(&c->walk, c->sysroot, c->opts->all_filesystems, &c->known);
 	for (size_t i = 0; r >= 0 && i < c->n_roots; i++)
 		r = walk_add_root(&c->walk, c->roots[i]);
@@ -462,6 +469,7 @@ static void ctx_done(struct scan_ctx *c)
 	if (c->walk_started)
 		walk_done(&c->walk);
 	known_free(&c->known);
+	scan_closure_free(c);
 	shstk_resolver_free(c->resolver);
 	if (c->pkgdb)
 		shstk_pkgdb_free(c->pkgdb);

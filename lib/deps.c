@@ -284,7 +284,10 @@ int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct 
 	id = (struct fid){ .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino };
 	b = shstk_hmap_get(&r->by_id, &id, sizeof(id));
 	if (b) {
-		/* Known already (another thread's path or a hard link). */
+		/* Known already (a hard link): the path first in byte order
+		 * names it, whatever order the paths came in; the others stay
+		 * aliases.  The name's string is a by_path key: a replaced
+		 * name lives on in r->owned. */
 		if (!shstk_hmap_gets(&r->by_path, path)) {
 			alias = strdup(path);
 			if (!alias || own_string(r, alias) < 0) {
@@ -294,6 +297,10 @@ int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct 
 			k = shstk_hmap_puts(&r->by_path, alias, b);
 			if (k < 0)
 				return k;
+			if (strcmp(alias, b->o.path) < 0) {
+				r->owned[r->n_owned - 1] = b->o.path;
+				b->o.path = alias;
+			}
 		}
 		if (error == 0)
 			shstk_elf_info_done(info);

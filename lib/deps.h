@@ -98,7 +98,9 @@ int shstk_resolver_object(struct shstk_resolver *r, const char *path, const stru
 
 /*
  * Hands an object the caller already read (the scanner reads in parallel) to
- * the memo.  Takes ownership of @info's contents on success.
+ * the memo.  Takes ownership of @info's contents on success.  Hard links
+ * (same device and inode) are one object, named by the path that sorts
+ * first in byte order, whatever order they are added in.
  */
 int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct stat *st, int error,
 		       const char *errmsg, struct shstk_elf_info *info, const struct shstk_object **ret);

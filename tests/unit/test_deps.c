@@ -464,11 +464,16 @@ static void test_deps_add_and_memo(void **state)
 	assert_int_equal(c.verdict, SHSTK_ELIGIBLE);
 	shstk_closure_done(&c);
 
-	/* The same file again (another name): the first object stays. */
+	/* The same file again (another name): the first object stays, named
+	 * by the path first in byte order, in whatever order they came. */
 	info.elf_class = ELFCLASS32;
 	assert_int_equal(shstk_resolver_add(r, "/opt/app/bin/alias", &st, 0, NULL, &info, &o2), 0);
 	assert_ptr_equal(o, o2);
 	assert_int_equal(o2->info.elf_class, ELFCLASS64);
+	assert_string_equal(o->path, "/opt/app/bin/alias");
+	assert_int_equal(shstk_resolver_add(r, "/opt/app/bin/zz-later", &st, 0, NULL, &info, &o2), 0);
+	assert_ptr_equal(o, o2);
+	assert_string_equal(o->path, "/opt/app/bin/alias");
 	assert_int_equal(shstk_resolver_add(r, "relative", &st, 0, NULL, &info, &o2), -EINVAL);
 
 	/* Errors are memoized too. */

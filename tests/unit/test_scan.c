@@ -396,6 +396,78 @@ static void test_scan_removed_executable_cascades(void **state)
 	shstk_db_close(db);
 }
 
+struct row_find {
+	const char *name;
+	char path[512];
+};
+
+static int find_row(const struct shstk_db_closure_row *r, void *ud)
+{
+	struct row_find *f = ud;
+
+	if (strcmp(r->name, f->name) == 0)
+		snprintf(f->path, sizeof(f->path), "%s", r->resolved_path ? r->resolved_path : "(missing)");
+	return 0;
+}
+
+/* The path that names @name's object in the stored closure of @exe. */
+static const char *resolved_in_closure(struct shstk_db *db, const char *exe, const char *name)
+{
+	static struct row_find f;
+	int64_t id = 0;
+
+	f = (struct row_find){ .name = name };
+	assert_int_equal(shstk_db_object_get(db, exe, 0, id_cb, &id), 1);
+	assert_int_equal(shstk_db_closure_foreach(db, id, find_row, &f), 0);
+	return f.path;
+}
+
+/*
+ * A library with two hard links is one object, named by the path first in
+ * byte order: the same on a first scan (the resolver fed as rows are
+ * written, by one, two or eight walkers in any order) and on a rescan that
+ * recomputes every closure from the stored rows.
+ */
+static void test_scan_hardlink_names_object(void **state)
+{
+	static const char *const want = "/usr/lib/aa-hardlink/libmarked.so.1";
+	static const char *const roots[] = { "/" };
+	struct shstk_scan_opts o = {
+		.roots = roots, .n_roots = 1, .sysroot = rootdir, .no_packages = true,
+	};
+	struct shstk_scan_stats st;
+	char dbpath[600];
+
+	/* Links before and after the loader's path, so that a resolver
+	 * naming objects by arrival would be caught by some walk order. */
+	assert_int_equal(mkdir(in_root("/usr/lib/aa-hardlink"), 0755), 0);
+	assert_int_equal(mkdir(in_root("/usr/lib/zz-hardlink"), 0755), 0);
+	assert_int_equal(link(in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"), in_root(want)), 0);
+	assert_int_equal(link(in_root(want), in_root("/usr/lib/zz-hardlink/libmarked.so.1")), 0);
+	for (unsigned run = 0; run < 6; run++) {
+		struct shstk_db *db = open_db();
+
+		o.threads = run % 3 == 0 ? 1 : run % 3 == 1 ? 2 : 8;
+		o.force_closures = false;
+		assert_int_equal(shstk_scan(&o, db, &st), 0);
+		assert_int_equal(st.reused, 0);
+		shstk_scan_stats_done(&st);
+		assert_string_equal(resolved_in_closure(db, "/usr/bin/eligible", "libmarked.so.1"), want);
+		assert_string_equal(resolved_in_closure(db, "/usr/bin/dep-unmarked2", "libmarked.so.1"), want);
+		o.force_closures = true;
+		assert_int_equal(shstk_scan(&o, db, &st), 0);
+		assert_int_equal(st.files_opened, 0);
+		assert_int_equal(st.closures, TREE_EXECUTABLES);
+		shstk_scan_stats_done(&st);
+		assert_string_equal(resolved_in_closure(db, "/usr/bin/eligible", "libmarked.so.1"), want);
+		assert_string_equal(resolved_in_closure(db, "/usr/bin/dep-unmarked2", "libmarked.so.1"), want);
+		assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+		shstk_db_close(db);
+		snprintf(dbpath, sizeof(dbpath), "%s/db/shstk.db", tmpdir);
+		assert_int_equal(unlink(dbpath), 0);
+	}
+}
+
 static void test_scan_symlinks_not_followed(void **state)
 {
 	struct shstk_db *db = open_db();
@@ -518,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_removed_executable_cascades, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_shrinks_while_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_mode_change_reread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_hardlink_names_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_symlinks_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_one_filesystem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_default_roots, setup, teardown),
