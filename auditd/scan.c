@@ -219,7 +219,10 @@ static int write_result(struct scan_ctx *c, struct scan_result *res)
 
 	shstk_db_object_fill(&o, res->path, &res->st, res->error, res->errmsg, &res->info);
 	scan_attribute(c, &o);
-	r = shstk_db_object_upsert(c->db, &o, c->scan_id, c->now_us, &id);
+	if (res->prev_id)
+		r = shstk_db_object_upsert(c->db, &o, c->scan_id, c->now_us, &id);
+	else
+		r = shstk_db_object_insert(c->db, &o, c->scan_id, c->now_us, &id);
 	if (r < 0)
 		return r;
 	/* Last: it takes over res->info, which o points into. */

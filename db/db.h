@@ -176,6 +176,14 @@ int shstk_db_objects_foreach_stat(struct shstk_db *db, const char *root,
  */
 int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
 			   int64_t *ret_id);
+/*
+ * The same for a path the caller believes has no row (a scan's new file):
+ * a plain INSERT, without a conflict clause and without deleting needed
+ * and risk rows that cannot exist; the upsert if the path has a row after
+ * all (written meanwhile by another writer).
+ */
+int shstk_db_object_insert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			   int64_t *ret_id);
 
 /* Marks the objects under @root (as for foreach_stat) seen by @scan at
  * @now_us, unless they were marked seen within the day before: last_seen_us

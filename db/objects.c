@@ -226,6 +226,14 @@ static const char SQL_UPSERT[] =
 	"package = excluded.package, package_version = excluded.package_version, "
 	"package_source = excluded.package_source, error = excluded.error, "
 	"last_seen_us = excluded.last_seen_us, last_scan = excluded.last_scan RETURNING id";
+/* The same columns, for a path believed absent: no conflict clause, no RETURNING. */
+static const char SQL_INSERT[] =
+	"INSERT INTO objects(path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, "
+	"class, machine, e_type, kind, static, interp, has_x86_feature, x86_feature_1, mark_source, "
+	"has_gnu_stack, exec_stack, soname, rpath, runpath, risks, package, package_version, package_source, "
+	"error, first_seen_us, last_seen_us, last_scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
+	"?30, ?31)";
 static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
 static const char SQL_NEEDED_INSERT[] = "INSERT INTO needed(object, idx, name) VALUES (?1, ?2, ?3)";
 static const char SQL_RISKS_DELETE[] = "DELETE FROM risks WHERE object = ?1";
@@ -331,34 +339,64 @@ static int write_risks(struct shstk_db *db, int64_t id, const struct shstk_db_ob
 	return r;
 }
 
-int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
-			   int64_t *ret_id)
+/*
+ * The object row: a plain INSERT when @fresh (the caller believes the path
+ * absent) and the path is indeed absent, else the upsert.  *ret_fresh says
+ * whether a new row was inserted (it then has no needed or risk rows yet).
+ */
+static int write_object_row(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			    bool fresh, int64_t *ret_id, bool *ret_fresh)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	_cleanup_reset_ sqlite3_stmt *del = NULL;
-	_cleanup_reset_ sqlite3_stmt *ins = NULL;
 	char identity[96];
-	int64_t id;
 	int r, rc;
 
-	if (!o->path || o->path[0] != '/')
-		return -EINVAL;
 	shstk_db_identity(o->format == SHSTK_DB_ELF ? o->build_id : NULL, o->dev, o->ino, o->size, o->mtime_ns,
 			  identity, sizeof(identity));
+	if (fresh) {
+		r = db_prepare(db, SQL_INSERT, &st);
+		if (r < 0 || (r = bind_object(db, st, o, identity, scan, now_us)) < 0)
+			return r;
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE) {
+			*ret_id = sqlite3_last_insert_rowid(db->conn);
+			*ret_fresh = true;
+			return 0;
+		}
+		/* Written meanwhile (another writer): the upsert below. */
+		if ((rc & 0xff) != SQLITE_CONSTRAINT)
+			return db_error(db, rc);
+		db_resetp(&st);
+	}
 	r = db_prepare(db, SQL_UPSERT, &st);
 	if (r < 0 || (r = bind_object(db, st, o, identity, scan, now_us)) < 0)
 		return r;
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
 		return db_error(db, rc);
-	id = sqlite3_column_int64(st, 0);
-	r = db_step_done(db, st);
+	*ret_id = sqlite3_column_int64(st, 0);
+	*ret_fresh = false;
+	return db_step_done(db, st);
+}
+
+static int object_write(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			bool fresh, int64_t *ret_id)
+{
+	_cleanup_reset_ sqlite3_stmt *del = NULL;
+	_cleanup_reset_ sqlite3_stmt *ins = NULL;
+	int64_t id;
+	int r;
+
+	if (!o->path || o->path[0] != '/')
+		return -EINVAL;
+	r = write_object_row(db, o, scan, now_us, fresh, &id, &fresh);
 	if (r < 0)
 		return r;
-
-	r = db_prepare(db, SQL_NEEDED_DELETE, &del);
-	if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
-		return r;
+	if (!fresh) {
+		r = db_prepare(db, SQL_NEEDED_DELETE, &del);
+		if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
+			return r;
+	}
 	r = db_prepare(db, SQL_NEEDED_INSERT, &ins);
 	for (size_t i = 0; r >= 0 && o->format == SHSTK_DB_ELF && i < o->n_needed; i++) {
 		sqlite3_reset(ins);
@@ -369,10 +407,12 @@ int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o,
 	}
 	if (r < 0)
 		return r;
-	db_resetp(&del);
-	r = db_prepare(db, SQL_RISKS_DELETE, &del);
-	if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
-		return r;
+	if (!fresh) {
+		db_resetp(&del);
+		r = db_prepare(db, SQL_RISKS_DELETE, &del);
+		if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
+			return r;
+	}
 	if (o->format == SHSTK_DB_ELF) {
 		r = write_risks(db, id, o);
 		if (r < 0)
@@ -381,6 +421,18 @@ int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o,
 	if (ret_id)
 		*ret_id = id;
 	return 0;
+}
+
+int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			   int64_t *ret_id)
+{
+	return object_write(db, o, scan, now_us, false, ret_id);
+}
+
+int shstk_db_object_insert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			   int64_t *ret_id)
+{
+	return object_write(db, o, scan, now_us, true, ret_id);
 }
 
 /* Rows confirmed within the last day keep their stamps: rewriting every row

@@ -273,6 +273,55 @@ static void test_db_object_upsert_lookup(void **state)
 	shstk_db_close(db);
 }
 
+/*
+ * insert() is the upsert for a path believed new: a new path gets its row
+ * and its needed and risk rows; a path that has a row after all (another
+ * writer was first) falls back to the upsert: same id, first_seen kept,
+ * needed and risks replaced, not duplicated (which would fail their keys).
+ */
+static void test_db_object_insert(void **state)
+{
+	struct shstk_db *db = open_db("i.db");
+	const char *needed1[] = { "libc.so.6", "libm.so.6" }, *needed2[] = { "libz.so.1" };
+	const char *imports[] = { "swapcontext" };
+	struct shstk_db_object o = obj("/usr/bin/new", "pie", 2, 11);
+	struct got g = { 0 };
+	char risks[256] = "";
+	int64_t id1 = 0, id2 = 0;
+
+	o.needed = needed1;
+	o.n_needed = 2;
+	o.risks = SHSTK_RISK_CONTEXT;
+	o.risky_imports = imports;
+	o.n_risky_imports = 1;
+	assert_int_equal(shstk_db_begin(db), 0);
+	assert_int_equal(shstk_db_object_insert(db, &o, 0, 1000, &id1), 0);
+	assert_true(id1 > 0);
+	assert_int_equal(shstk_db_object_get(db, "/usr/bin/new", 0, got_object, &g), 1);
+	assert_int_equal(g.id, id1);
+	assert_string_equal(g.needed, "libc.so.6,libm.so.6,");
+	assert_int_equal(shstk_db_risks_foreach(db, id1, got_risk, risks), 0);
+	assert_string_equal(risks, "context=swapcontext;");
+
+	o.needed = needed2;
+	o.n_needed = 1;
+	assert_int_equal(shstk_db_object_insert(db, &o, 0, 2000, &id2), 0);
+	assert_int_equal(id2, id1);
+	/* The failed INSERT left the transaction open and intact. */
+	assert_int_equal(shstk_db_commit(db), 0);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(shstk_db_object_get(db, "/usr/bin/new", 0, got_object, &g), 1);
+	assert_string_equal(g.needed, "libz.so.1,");
+	assert_int_equal(g.first_seen, 1000);
+	risks[0] = '\0';
+	assert_int_equal(shstk_db_risks_foreach(db, id1, got_risk, risks), 0);
+	assert_string_equal(risks, "context=swapcontext;");
+	o.path = "relative";
+	assert_int_equal(shstk_db_object_insert(db, &o, 0, 1, NULL), -EINVAL);
+	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+	shstk_db_close(db);
+}
+
 static int count_stat(const char *path, const struct shstk_db_stat *st, void *ud)
 {
 	char *s = ud;
@@ -645,6 +694,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_db_open_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_reopen_keeps_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_object_upsert_lookup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_object_insert, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_foreach_stat_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_transaction_rollback, setup, teardown),
