@@ -5,6 +5,13 @@
 static const char SQL_CLOSURE_DELETE[] = "DELETE FROM closure WHERE object = ?1";
 static const char SQL_CLOSURE_INSERT[] = "INSERT INTO closure(object, idx, name, resolved, resolved_path, via, "
 					 "depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+/* Eight rows a statement: most of an INSERT's cost is per statement. */
+#define CLOSURE_ROWS_PER_INSERT 8
+#define ROW8 "(?, ?, ?, ?, ?, ?, ?, ?)"
+static const char SQL_CLOSURE_INSERT8[] = "INSERT INTO closure(object, idx, name, resolved, resolved_path, via, "
+					  "depth, parent) VALUES " ROW8 ", " ROW8 ", " ROW8 ", " ROW8 ", " ROW8
+					  ", " ROW8 ", " ROW8 ", " ROW8;
+#undef ROW8
 static const char SQL_VERDICT_UPSERT[] =
 	"INSERT OR REPLACE INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
 	"risks, closure_size, closure_hash, scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
@@ -28,33 +35,61 @@ static int bind_id_or_null(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t
 	return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
 }
 
-static int insert_row(struct shstk_db *db, sqlite3_stmt *st, int64_t object, const struct shstk_db_closure_row *c)
+/* Binds row @c to parameters @base+1 .. @base+8 of @st. */
+static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t object,
+		    const struct shstk_db_closure_row *c)
 {
 	int r;
 
-	sqlite3_reset(st);
-	if ((r = db_bind_int64(db, st, 1, object)) < 0 || (r = db_bind_int64(db, st, 2, c->idx)) < 0 ||
-	    (r = db_bind_text(db, st, 3, c->name ? c->name : "")) < 0 || (r = bind_id_or_null(db, st, 4, c->resolved)) < 0 ||
-	    (r = db_bind_text(db, st, 5, c->resolved_path)) < 0 || (r = db_bind_text(db, st, 6, c->via ? c->via : "")) < 0 ||
-	    (r = db_bind_int64(db, st, 7, c->depth)) < 0 || (r = db_bind_int64(db, st, 8, c->parent)) < 0)
+	if ((r = db_bind_int64(db, st, base + 1, object)) < 0 || (r = db_bind_int64(db, st, base + 2, c->idx)) < 0 ||
+	    (r = db_bind_text(db, st, base + 3, c->name ? c->name : "")) < 0 ||
+	    (r = bind_id_or_null(db, st, base + 4, c->resolved)) < 0 ||
+	    (r = db_bind_text(db, st, base + 5, c->resolved_path)) < 0 ||
+	    (r = db_bind_text(db, st, base + 6, c->via ? c->via : "")) < 0 ||
+	    (r = db_bind_int64(db, st, base + 7, c->depth)) < 0 || (r = db_bind_int64(db, st, base + 8, c->parent)) < 0)
 		return r;
-	return db_step_done(db, st);
+	return 0;
+}
+
+/* Inserts rows[0..n) of @object's closure, eight per statement while it can. */
+static int insert_rows(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n)
+{
+	_cleanup_reset_ sqlite3_stmt *one = NULL;
+	_cleanup_reset_ sqlite3_stmt *many = NULL;
+	size_t i = 0;
+	int r = 0;
+
+	if (n >= CLOSURE_ROWS_PER_INSERT)
+		r = db_prepare(db, SQL_CLOSURE_INSERT8, &many);
+	for (; r >= 0 && n - i >= CLOSURE_ROWS_PER_INSERT; i += CLOSURE_ROWS_PER_INSERT) {
+		sqlite3_reset(many);
+		for (int k = 0; r >= 0 && k < CLOSURE_ROWS_PER_INSERT; k++)
+			r = bind_row(db, many, 8 * k, object, &rows[i + (size_t)k]);
+		if (r >= 0)
+			r = db_step_done(db, many);
+	}
+	if (r >= 0 && i < n)
+		r = db_prepare(db, SQL_CLOSURE_INSERT, &one);
+	for (; r >= 0 && i < n; i++) {
+		sqlite3_reset(one);
+		r = bind_row(db, one, 0, object, &rows[i]);
+		if (r >= 0)
+			r = db_step_done(db, one);
+	}
+	return r;
 }
 
 int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
 			     size_t n, const struct shstk_db_verdict *v)
 {
 	_cleanup_reset_ sqlite3_stmt *del = NULL;
-	_cleanup_reset_ sqlite3_stmt *ins = NULL;
 	_cleanup_reset_ sqlite3_stmt *ver = NULL;
 	int r;
 
 	r = db_prepare(db, SQL_CLOSURE_DELETE, &del);
 	if (r < 0 || (r = db_bind_int64(db, del, 1, object)) < 0 || (r = db_step_done(db, del)) < 0)
 		return r;
-	r = db_prepare(db, SQL_CLOSURE_INSERT, &ins);
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = insert_row(db, ins, object, &rows[i]);
+	r = insert_rows(db, object, rows, n);
 	if (r < 0 || !v)
 		return r;
 	r = db_prepare(db, SQL_VERDICT_UPSERT, &ver);
