@@ -278,6 +278,13 @@ static int configure(struct shstk_db *db)
 	 * into the WAL before the commit; 32 MiB holds a batch easily. */
 	if (r >= 0)
 		r = exec(db, "PRAGMA cache_size = -32768");
+	/* Statement journals (the undo of one statement inside a transaction:
+	 * an upsert, a multi-row insert) in memory, not in a temporary file:
+	 * a fresh scan of /usr wrote 8 500 pages into one, with two pwrite()s
+	 * each, more than all of the WAL's writes.  Temporary tables and sorts
+	 * of a database of a few MiB fit in memory as well. */
+	if (r >= 0)
+		r = exec(db, "PRAGMA temp_store = MEMORY");
 	return r;
 }
 
