@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 2
+#define SHSTK_DB_SCHEMA_VERSION 3
 
 enum {
 	/* Open an existing database read-only; never create or migrate it.
@@ -257,7 +257,8 @@ struct shstk_db_verdict {
 	int64_t scan;
 };
 
-/* Replaces the closure rows and the verdict of executable @object (v->object is ignored). */
+/* Replaces the closure rows and the verdict of executable @object (v->object is ignored).
+ * On failure part of it may be written: the caller rolls its transaction back. */
 int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
 			     size_t n, const struct shstk_db_verdict *v);
 

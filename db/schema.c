@@ -259,8 +259,19 @@ static const char migration_2[] =
 	"CREATE INDEX violations_pid ON violations(pid, time_us);\n"
 	"CREATE INDEX runs_open ON runs(pid, started_us) WHERE ended_us IS NULL;\n";
 
+/*
+ * Migration 3: drops the indexes on objects(package) and objects(soname).
+ * No query looks objects up by either (the per-package report groups all
+ * rows anyway), and keeping them up to date was two of the five b-tree
+ * inserts of every object row a scan writes.
+ */
+static const char migration_3[] =
+	"DROP INDEX IF EXISTS objects_package;\n"
+	"DROP INDEX IF EXISTS objects_soname;\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
+	migration_3,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

@@ -120,6 +120,13 @@ static void test_db_migrate_from_zero(void **state)
 			fail_msg("table %s missing", tables[i]);
 	}
 	assert_int_equal(raw_query(dbpath("m.db"), "PRAGMA user_version"), SHSTK_DB_SCHEMA_VERSION);
+	/* Migration 3 dropped two indexes no query used. */
+	assert_int_equal(raw_query(dbpath("m.db"), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+						   "name IN ('objects_package', 'objects_soname')"),
+			 0);
+	assert_int_equal(raw_query(dbpath("m.db"), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+						   "name = 'objects_identity'"),
+			 1);
 	/* Persistent WAL: the mode is a property of the file. */
 	assert_int_equal(raw_query(dbpath("m.db"), "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
 	/* Opening again does not migrate again. */
