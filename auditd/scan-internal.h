@@ -57,6 +57,7 @@ struct walk {
 	bool stop;                 /* a fatal error (ENOMEM): wind down */
 	int fatal;
 	char current_dir[256];     /* for progress, under lock */
+	bool track_dir;            /* keep current_dir (someone shows progress) */
 
 	/* results for the writer */
 	pthread_mutex_t rlock;

@@ -382,9 +382,11 @@ static int do_item(struct walk_thread *t, struct walk_item *it)
 			     .ino = st.st_ino, .pending = 1, .refs = 1 };
 	if (it->parent)
 		__atomic_add_fetch(&it->parent->refs, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&w->lock);
-	snprintf(w->current_dir, sizeof(w->current_dir), "%s", d->path);
-	pthread_mutex_unlock(&w->lock);
+	if (w->track_dir) {
+		pthread_mutex_lock(&w->lock);
+		snprintf(w->current_dir, sizeof(w->current_dir), "%s", d->path);
+		pthread_mutex_unlock(&w->lock);
+	}
 	r = list_dir(t, d);
 	dnode_release_fd(d);
 	return r;
