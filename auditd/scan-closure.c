@@ -382,7 +382,10 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 	v.closure_hash = closure_hash(rows, n, &v);
 	if (v.closure_hash == e->hash)
 		return 0;
-	r = shstk_db_closure_replace(c->db, e->id, rows, n, &v);
+	/* No stored verdict (hash 0): no closure rows either, they are only
+	 * ever written and deleted together with it. */
+	r = e->hash ? shstk_db_closure_replace(c->db, e->id, rows, n, &v)
+		    : shstk_db_closure_insert(c->db, e->id, rows, n, &v);
 	if (r < 0)
 		return r;
 	c->stats->closures_written++;

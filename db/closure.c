@@ -89,22 +89,30 @@ static int insert_rows(struct shstk_db *db, int64_t object, const struct shstk_d
 	return r;
 }
 
-int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
-			     size_t n, const struct shstk_db_verdict *v)
+static int delete_of(struct shstk_db *db, const char *sql, int64_t object)
 {
-	_cleanup_reset_ sqlite3_stmt *del = NULL;
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, sql, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, object)) < 0)
+		return r;
+	return db_step_done(db, st);
+}
+
+static int closure_write(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n,
+			 const struct shstk_db_verdict *v, bool fresh)
+{
 	_cleanup_reset_ sqlite3_stmt *ver = NULL;
 	int r;
 
-	r = db_prepare(db, SQL_CLOSURE_DELETE, &del);
-	if (r < 0 || (r = db_bind_int64(db, del, 1, object)) < 0 || (r = db_step_done(db, del)) < 0)
-		return r;
-	r = insert_rows(db, object, rows, n);
+	r = fresh ? 0 : delete_of(db, SQL_CLOSURE_DELETE, object);
+	if (r >= 0)
+		r = insert_rows(db, object, rows, n);
 	if (r < 0 || !v)
 		return r;
-	db_resetp(&del);
-	r = db_prepare(db, SQL_VERDICT_DELETE, &del);
-	if (r < 0 || (r = db_bind_int64(db, del, 1, object)) < 0 || (r = db_step_done(db, del)) < 0)
+	r = fresh ? 0 : delete_of(db, SQL_VERDICT_DELETE, object);
+	if (r < 0)
 		return r;
 	r = db_prepare(db, SQL_VERDICT_INSERT, &ver);
 	if (r < 0 || (r = db_bind_int64(db, ver, 1, object)) < 0 || (r = db_bind_text(db, ver, 2, v->verdict)) < 0 ||
@@ -116,6 +124,18 @@ int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct s
 	    (r = bind_id_or_null(db, ver, 10, v->scan)) < 0)
 		return r;
 	return db_step_done(db, ver);
+}
+
+int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
+			     size_t n, const struct shstk_db_verdict *v)
+{
+	return closure_write(db, object, rows, n, v, false);
+}
+
+int shstk_db_closure_insert(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
+			    size_t n, const struct shstk_db_verdict *v)
+{
+	return closure_write(db, object, rows, n, v, true);
 }
 
 int shstk_db_closure_foreach(struct shstk_db *db, int64_t object,

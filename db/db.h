@@ -261,6 +261,10 @@ struct shstk_db_verdict {
  * On failure part of it may be written: the caller rolls its transaction back. */
 int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
 			     size_t n, const struct shstk_db_verdict *v);
+/* The same for an executable that has neither closure rows nor a verdict
+ * yet (none of the deletions; a leftover row makes it fail, not duplicate). */
+int shstk_db_closure_insert(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
+			    size_t n, const struct shstk_db_verdict *v);
 
 /* The closure of @object in idx order, each row joined with its object's marking. */
 int shstk_db_closure_foreach(struct shstk_db *db, int64_t object,
