@@ -235,7 +235,23 @@ static const char SQL_INSERT[] =
 	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
 	"?30, ?31)";
 static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
-static const char SQL_NEEDED_INSERT[] = "INSERT INTO needed(object, idx, name) VALUES (?1, ?2, ?3)";
+/* An object's DT_NEEDED rows, up to eight in one statement (most of an
+ * INSERT's cost is per statement); OR FAIL: no statement journal, the
+ * caller's transaction is rolled back on failure anyway. */
+#define NEEDED_INSERT(values) "INSERT OR FAIL INTO needed(object, idx, name) VALUES " values
+#define V "(?, ?, ?)"
+static const char *const SQL_NEEDED_INSERT[] = {
+	NEEDED_INSERT(V),
+	NEEDED_INSERT(V ", " V),
+	NEEDED_INSERT(V ", " V ", " V),
+	NEEDED_INSERT(V ", " V ", " V ", " V),
+	NEEDED_INSERT(V ", " V ", " V ", " V ", " V),
+	NEEDED_INSERT(V ", " V ", " V ", " V ", " V ", " V),
+	NEEDED_INSERT(V ", " V ", " V ", " V ", " V ", " V ", " V),
+	NEEDED_INSERT(V ", " V ", " V ", " V ", " V ", " V ", " V ", " V),
+};
+#undef V
+#undef NEEDED_INSERT
 static const char SQL_RISKS_DELETE[] = "DELETE FROM risks WHERE object = ?1";
 static const char SQL_RISKS_INSERT[] = "INSERT OR IGNORE INTO risks(object, kind, detail) VALUES (?1, ?2, ?3)";
 
@@ -379,11 +395,30 @@ static int write_object_row(struct shstk_db *db, const struct shstk_db_object *o
 	return db_step_done(db, st);
 }
 
+/* needed[0..n) of object @id, in statements of up to eight rows. */
+static int insert_needed(struct shstk_db *db, int64_t id, const char *const *needed, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < n;) {
+		size_t k = n - i < ELEMENTSOF(SQL_NEEDED_INSERT) ? n - i : ELEMENTSOF(SQL_NEEDED_INSERT);
+		_cleanup_reset_ sqlite3_stmt *ins = NULL;
+
+		r = db_prepare(db, SQL_NEEDED_INSERT[k - 1], &ins);
+		for (size_t j = 0; r >= 0 && j < k; j++, i++)
+			if ((r = db_bind_int64(db, ins, 3 * (int)j + 1, id)) >= 0 &&
+			    (r = db_bind_int64(db, ins, 3 * (int)j + 2, (int64_t)i)) >= 0)
+				r = db_bind_text(db, ins, 3 * (int)j + 3, needed[i]);
+		if (r >= 0)
+			r = db_step_done(db, ins);
+	}
+	return r;
+}
+
 static int object_write(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
 			bool fresh, int64_t *ret_id)
 {
 	_cleanup_reset_ sqlite3_stmt *del = NULL;
-	_cleanup_reset_ sqlite3_stmt *ins = NULL;
 	int64_t id;
 	int r;
 
@@ -397,14 +432,8 @@ static int object_write(struct shstk_db *db, const struct shstk_db_object *o, in
 		if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
 			return r;
 	}
-	r = db_prepare(db, SQL_NEEDED_INSERT, &ins);
-	for (size_t i = 0; r >= 0 && o->format == SHSTK_DB_ELF && i < o->n_needed; i++) {
-		sqlite3_reset(ins);
-		if ((r = db_bind_int64(db, ins, 1, id)) < 0 || (r = db_bind_int64(db, ins, 2, (int64_t)i)) < 0 ||
-		    (r = db_bind_text(db, ins, 3, o->needed[i])) < 0)
-			break;
-		r = db_step_done(db, ins);
-	}
+	if (o->format == SHSTK_DB_ELF)
+		r = insert_needed(db, id, o->needed, o->n_needed);
 	if (r < 0)
 		return r;
 	if (!fresh) {

@@ -323,6 +323,23 @@ static void test_db_object_insert(void **state)
 	risks[0] = '\0';
 	assert_int_equal(shstk_db_risks_foreach(db, id1, got_risk, risks), 0);
 	assert_string_equal(risks, "context=swapcontext;");
+	/* More DT_NEEDED than one statement takes (8 + 3), in order. */
+	{
+		static const char *const many[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10" };
+		struct shstk_db_object m = obj("/usr/bin/many", "pie", 2, 12);
+
+		m.needed = many;
+		m.n_needed = ELEMENTSOF(many);
+		assert_int_equal(shstk_db_object_insert(db, &m, 0, 1000, &id2), 0);
+		memset(&g, 0, sizeof(g));
+		assert_int_equal(shstk_db_object_get(db, "/usr/bin/many", 0, got_object, &g), 1);
+		assert_string_equal(g.needed, "l0,l1,l2,l3,l4,l5,l6,l7,l8,l9,l10,");
+		m.n_needed = 9;
+		assert_int_equal(shstk_db_object_upsert(db, &m, 0, 2000, &id2), 0);
+		memset(&g, 0, sizeof(g));
+		assert_int_equal(shstk_db_object_get(db, "/usr/bin/many", 0, got_object, &g), 1);
+		assert_string_equal(g.needed, "l0,l1,l2,l3,l4,l5,l6,l7,l8,");
+	}
 	o.path = "relative";
 	assert_int_equal(shstk_db_object_insert(db, &o, 0, 1, NULL), -EINVAL);
 	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
