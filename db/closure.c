@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Closures and verdicts of executables. */
+#include <pthread.h>
+#include <stdio.h>
+
 #include "db-internal.h"
 
 /*
@@ -13,15 +16,26 @@
  */
 static const char SQL_CLOSURE_DELETE[] = "DELETE FROM closure WHERE object = ?1";
 static const char SQL_VERDICT_DELETE[] = "DELETE FROM verdicts WHERE object = ?1";
-static const char SQL_CLOSURE_INSERT[] = "INSERT OR FAIL INTO closure(object, idx, name, resolved, resolved_path, "
-					 "via, depth, parent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-/* Eight rows a statement: most of an INSERT's cost is per statement. */
-#define CLOSURE_ROWS_PER_INSERT 8
-#define ROW8 "(?, ?, ?, ?, ?, ?, ?, ?)"
-static const char SQL_CLOSURE_INSERT8[] = "INSERT OR FAIL INTO closure(object, idx, name, resolved, resolved_path, "
-					  "via, depth, parent) VALUES " ROW8 ", " ROW8 ", " ROW8 ", " ROW8 ", " ROW8
-					  ", " ROW8 ", " ROW8 ", " ROW8;
-#undef ROW8
+/* Up to 16 rows a statement (a closure has ten on average): most of an
+ * INSERT's cost is per statement.  The texts are built once. */
+#define CLOSURE_ROWS_MAX 16
+#define CLOSURE_INSERT_HEAD "INSERT OR FAIL INTO closure(object, idx, name, resolved, resolved_path, via, depth, parent) VALUES "
+#define CLOSURE_INSERT_ROW "(?, ?, ?, ?, ?, ?, ?, ?)"
+static char sql_closure_insert[CLOSURE_ROWS_MAX][sizeof(CLOSURE_INSERT_HEAD) +
+						  CLOSURE_ROWS_MAX * sizeof(", " CLOSURE_INSERT_ROW)];
+static pthread_once_t sql_closure_once = PTHREAD_ONCE_INIT;
+
+static void sql_closure_init(void)
+{
+	for (size_t k = 0; k < CLOSURE_ROWS_MAX; k++) {
+		char *p = sql_closure_insert[k];
+
+		p += sprintf(p, "%s", CLOSURE_INSERT_HEAD);
+		for (size_t j = 0; j <= k; j++)
+			p += sprintf(p, "%s%s", j ? ", " : "", CLOSURE_INSERT_ROW);
+	}
+}
+
 static const char SQL_VERDICT_INSERT[] =
 	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
 	"risks, closure_size, closure_hash, scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
@@ -61,30 +75,21 @@ static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t obj
 	return 0;
 }
 
-/* Inserts rows[0..n) of @object's closure, eight per statement while it can. */
+/* Inserts rows[0..n) of @object's closure, up to CLOSURE_ROWS_MAX a statement. */
 static int insert_rows(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n)
 {
-	_cleanup_reset_ sqlite3_stmt *one = NULL;
-	_cleanup_reset_ sqlite3_stmt *many = NULL;
-	size_t i = 0;
 	int r = 0;
 
-	if (n >= CLOSURE_ROWS_PER_INSERT)
-		r = db_prepare(db, SQL_CLOSURE_INSERT8, &many);
-	for (; r >= 0 && n - i >= CLOSURE_ROWS_PER_INSERT; i += CLOSURE_ROWS_PER_INSERT) {
-		sqlite3_reset(many);
-		for (int k = 0; r >= 0 && k < CLOSURE_ROWS_PER_INSERT; k++)
-			r = bind_row(db, many, 8 * k, object, &rows[i + (size_t)k]);
+	pthread_once(&sql_closure_once, sql_closure_init);
+	for (size_t i = 0; r >= 0 && i < n;) {
+		size_t k = n - i < CLOSURE_ROWS_MAX ? n - i : CLOSURE_ROWS_MAX;
+		_cleanup_reset_ sqlite3_stmt *st = NULL;
+
+		r = db_prepare(db, sql_closure_insert[k - 1], &st);
+		for (size_t j = 0; r >= 0 && j < k; j++, i++)
+			r = bind_row(db, st, 8 * (int)j, object, &rows[i]);
 		if (r >= 0)
-			r = db_step_done(db, many);
-	}
-	if (r >= 0 && i < n)
-		r = db_prepare(db, SQL_CLOSURE_INSERT, &one);
-	for (; r >= 0 && i < n; i++) {
-		sqlite3_reset(one);
-		r = bind_row(db, one, 0, object, &rows[i]);
-		if (r >= 0)
-			r = db_step_done(db, one);
+			r = db_step_done(db, st);
 	}
 	return r;
 }

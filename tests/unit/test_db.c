@@ -379,7 +379,7 @@ static void test_db_foreach_stat_root(void **state)
 
 struct rows {
 	int n;
-	char text[1024];
+	char text[4096];
 };
 
 static int got_row(const struct shstk_db_closure_row *r, void *ud)
@@ -403,7 +403,7 @@ static int got_verdict(const struct shstk_db_verdict *v, void *ud)
 }
 
 /*
- * A closure longer than one multi-row statement (8 + 3 rows): every row in
+ * A closure longer than one multi-row statement (16 + 3 rows): every row in
  * order with its fields; closure_insert() refuses an executable that has a
  * closure already (instead of duplicating it) and replace() then works.
  */
@@ -412,13 +412,13 @@ static void test_db_closure_insert_many(void **state)
 	struct shstk_db *db = open_db("cm.db");
 	struct shstk_db_object e = obj("/usr/bin/many", "pie", 3, 1), l = obj("/usr/lib/libl.so.1", "shlib", 3, 2);
 	int64_t ie = upsert(db, &e), il = upsert(db, &l);
-	struct shstk_db_closure_row rows[11];
-	struct shstk_db_verdict v = { .verdict = "eligible", .closure_size = 11, .closure_hash = 5 };
-	char names[11][32], want[2048] = "";
+	struct shstk_db_closure_row rows[19];
+	struct shstk_db_verdict v = { .verdict = "eligible", .closure_size = 19, .closure_hash = 5 };
+	char names[19][32], want[4096] = "";
 	struct rows got = { 0 };
 	char verdict[256] = "";
 
-	for (uint32_t i = 0; i < 11; i++) {
+	for (uint32_t i = 0; i < 19; i++) {
 		snprintf(names[i], sizeof(names[i]), "lib%u.so.%u", i, i);
 		rows[i] = (struct shstk_db_closure_row){ .idx = i, .name = names[i], .resolved = i % 2 ? il : 0,
 							 .resolved_path = i % 2 ? "/usr/lib/libl.so.1" : NULL,
@@ -428,22 +428,22 @@ static void test_db_closure_insert_many(void **state)
 			 i % 2 ? "/usr/lib/libl.so.1" : "-", i % 2 ? "ld.so.cache" : "missing", i % 2, i % 2 ? 3 : 0);
 	}
 	assert_int_equal(shstk_db_begin(db), 0);
-	assert_int_equal(shstk_db_closure_insert(db, ie, rows, 11, &v), 0);
+	assert_int_equal(shstk_db_closure_insert(db, ie, rows, 19, &v), 0);
 	assert_int_equal(shstk_db_commit(db), 0);
 	assert_int_equal(shstk_db_closure_foreach(db, ie, got_row, &got), 0);
-	assert_int_equal(got.n, 11);
+	assert_int_equal(got.n, 19);
 	assert_string_equal(got.text, want);
 	assert_int_equal(shstk_db_verdict_get(db, ie, got_verdict, verdict), 1);
 	assert_string_equal(verdict, "eligible:0:-:-:0");
 
 	assert_int_equal(shstk_db_begin(db), 0);
-	assert_true(shstk_db_closure_insert(db, ie, rows, 11, &v) < 0);
+	assert_true(shstk_db_closure_insert(db, ie, rows, 19, &v) < 0);
 	assert_int_equal(shstk_db_rollback(db), 0);
 	v.verdict = "dep-missing";
-	assert_int_equal(shstk_db_closure_replace(db, ie, rows, 9, &v), 0);
+	assert_int_equal(shstk_db_closure_replace(db, ie, rows, 17, &v), 0);
 	memset(&got, 0, sizeof(got));
 	assert_int_equal(shstk_db_closure_foreach(db, ie, got_row, &got), 0);
-	assert_int_equal(got.n, 9);
+	assert_int_equal(got.n, 17);
 	assert_int_equal(shstk_db_verdict_get(db, ie, got_verdict, verdict), 1);
 	assert_string_equal(verdict, "dep-missing:0:-:-:0");
 	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
