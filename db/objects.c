@@ -419,7 +419,7 @@ static int object_write(struct shstk_db *db, const struct shstk_db_object *o, in
 			bool fresh, int64_t *ret_id)
 {
 	_cleanup_reset_ sqlite3_stmt *del = NULL;
-	int64_t id;
+	int64_t id = 0;
 	int r;
 
 	if (!o->path || o->path[0] != '/')
