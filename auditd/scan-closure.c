@@ -382,8 +382,7 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 	v.closure_hash = closure_hash(rows, n, &v);
 	if (v.closure_hash == e->hash)
 		return 0;
-	/* No stored verdict (hash 0): no closure rows either, they are only
-	 * ever written and deleted together with it. */
+	/* No stored verdict (hash 0): nothing to delete first. */
 	r = e->hash ? shstk_db_closure_replace(c->db, e->id, rows, n, &v)
 		    : shstk_db_closure_insert(c->db, e->id, rows, n, &v);
 	if (r < 0)
@@ -552,6 +551,9 @@ int scan_closures(struct scan_ctx *c)
 		r = shstk_db_begin(c->db);
 	if (r >= 0)
 		r = closures_pipelined(k);
+	/* Replaced closures and removed executables leave sets behind. */
+	if (r >= 0)
+		r = shstk_db_closure_sets_gc(c->db);
 	if (r >= 0)
 		r = shstk_db_meta_set(c->db, key, stamp);
 	if (r >= 0)

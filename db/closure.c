@@ -1,25 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Closures and verdicts of executables. */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "db-internal.h"
 
 /*
- * A closure is replaced by deleting the old rows and verdict, then inserting
- * the new ones with OR FAIL.  A statement that may stop half-way under the
- * default ABORT (a multi-row insert, INSERT OR REPLACE) makes SQLite save
- * the original of every page it touches in a statement journal, so that it
- * can undo just that statement: 60 M of the 215 M instructions of writing
- * the closures of /usr.  Nothing needs that undo here: callers roll the
+ * A closure is stored as the executable's verdict plus a shared set of rows
+ * for the entries after the executable itself (migration 4): executables
+ * with the same libraries, found the same way, share one set.  A set is
+ * found by its key, the exact text of its rows; a new body gets a new set.
+ *
+ * Rows and verdicts go in with OR FAIL.  A statement that may stop half-way
+ * under the default ABORT (a multi-row insert, INSERT OR REPLACE) makes
+ * SQLite save the original of every page it touches in a statement journal,
+ * to undo just that statement; nothing needs that here: callers roll the
  * whole transaction back when a closure cannot be written.
  */
-static const char SQL_CLOSURE_DELETE[] = "DELETE FROM closure WHERE object = ?1";
 static const char SQL_VERDICT_DELETE[] = "DELETE FROM verdicts WHERE object = ?1";
+static const char SQL_SET_FIND[] = "SELECT id FROM closure_sets WHERE key = ?1";
+static const char SQL_SET_INSERT[] = "INSERT OR FAIL INTO closure_sets(key) VALUES (?1)";
+static const char SQL_SETS_GC_ROWS[] =
+	"DELETE FROM closure_set_rows WHERE set_id IN (SELECT id FROM closure_sets WHERE id NOT IN "
+	"(SELECT closure_set FROM verdicts WHERE closure_set IS NOT NULL))";
+static const char SQL_SETS_GC[] =
+	"DELETE FROM closure_sets WHERE id NOT IN (SELECT closure_set FROM verdicts WHERE closure_set IS NOT NULL)";
 /* Up to 16 rows a statement (a closure has ten on average): most of an
  * INSERT's cost is per statement.  The texts are built once. */
 #define CLOSURE_ROWS_MAX 16
-#define CLOSURE_INSERT_HEAD "INSERT OR FAIL INTO closure(object, idx, name, resolved, resolved_path, via, depth, parent) VALUES "
+#define CLOSURE_INSERT_HEAD \
+	"INSERT OR FAIL INTO closure_set_rows(set_id, idx, name, resolved, resolved_path, via, depth, parent) VALUES "
 #define CLOSURE_INSERT_ROW "(?, ?, ?, ?, ?, ?, ?, ?)"
 static char sql_closure_insert[CLOSURE_ROWS_MAX][sizeof(CLOSURE_INSERT_HEAD) +
 						  CLOSURE_ROWS_MAX * sizeof(", " CLOSURE_INSERT_ROW)];
@@ -38,7 +51,7 @@ static void sql_closure_init(void)
 
 static const char SQL_VERDICT_INSERT[] =
 	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
-	"risks, closure_size, closure_hash, scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+	"risks, closure_size, closure_hash, scan, closure_set) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 static const char SQL_CLOSURE_SELECT[] =
 	"SELECT c.idx, c.name, coalesce(c.resolved, 0), c.resolved_path, c.via, c.depth, c.parent, "
 	"coalesce(o.format, 0), coalesce(o.class, 0), coalesce(o.machine, 0), coalesce(o.has_x86_feature, 0), "
@@ -59,13 +72,12 @@ static int bind_id_or_null(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t
 	return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* Binds row @c to parameters @base+1 .. @base+8 of @st. */
-static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t object,
-		    const struct shstk_db_closure_row *c)
+/* Binds row @c of set @set to parameters @base+1 .. @base+8 of @st. */
+static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t set, const struct shstk_db_closure_row *c)
 {
 	int r;
 
-	if ((r = db_bind_int64(db, st, base + 1, object)) < 0 || (r = db_bind_int64(db, st, base + 2, c->idx)) < 0 ||
+	if ((r = db_bind_int64(db, st, base + 1, set)) < 0 || (r = db_bind_int64(db, st, base + 2, c->idx)) < 0 ||
 	    (r = db_bind_text(db, st, base + 3, c->name ? c->name : "")) < 0 ||
 	    (r = bind_id_or_null(db, st, base + 4, c->resolved)) < 0 ||
 	    (r = db_bind_text(db, st, base + 5, c->resolved_path)) < 0 ||
@@ -75,8 +87,8 @@ static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t obj
 	return 0;
 }
 
-/* Inserts rows[0..n) of @object's closure, up to CLOSURE_ROWS_MAX a statement. */
-static int insert_rows(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n)
+/* Inserts rows[0..n) into set @set, up to CLOSURE_ROWS_MAX a statement. */
+static int insert_rows(struct shstk_db *db, int64_t set, const struct shstk_db_closure_row *rows, size_t n)
 {
 	int r = 0;
 
@@ -87,36 +99,135 @@ static int insert_rows(struct shstk_db *db, int64_t object, const struct shstk_d
 
 		r = db_prepare(db, sql_closure_insert[k - 1], &st);
 		for (size_t j = 0; r >= 0 && j < k; j++, i++)
-			r = bind_row(db, st, 8 * (int)j, object, &rows[i]);
+			r = bind_row(db, st, 8 * (int)j, set, &rows[i]);
 		if (r >= 0)
 			r = db_step_done(db, st);
 	}
 	return r;
 }
 
-static int delete_of(struct shstk_db *db, const char *sql, int64_t object)
-{
-	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r;
+/* The key under construction (not printf: it was 40% of writing closures). */
+struct key {
+	char *buf;
+	size_t len, cap;
+};
 
-	r = db_prepare(db, sql, &st);
-	if (r < 0 || (r = db_bind_int64(db, st, 1, object)) < 0)
-		return r;
-	return db_step_done(db, st);
+static int key_mem(struct key *k, const void *p, size_t n)
+{
+	if (k->cap - k->len < n + 1) {
+		size_t cap = 2 * k->cap + n + 1;
+		char *b = realloc(k->buf, cap);
+
+		if (!b)
+			return -ENOMEM;
+		k->buf = b;
+		k->cap = cap;
+	}
+	memcpy(k->buf + k->len, p, n);
+	k->len += n;
+	k->buf[k->len] = '\0';
+	return 0;
 }
 
+/* A number and a comma (negative: only "no object", 0 and up otherwise). */
+static int key_num(struct key *k, int64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	*--p = ',';
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (v < 0)
+		*--p = '-';
+	return key_mem(k, p, (size_t)(d + sizeof(d) - p));
+}
+
+/* A text field: its length first, so no content can be mistaken for a
+ * separator; NULL is "-". */
+static int key_str(struct key *k, const char *s)
+{
+	size_t n;
+	int r;
+
+	if (!s)
+		return key_mem(k, "-,", 2);
+	n = strlen(s);
+	r = key_num(k, (int64_t)n);
+	if (r >= 0)
+		r = key_mem(k, s, n);
+	return r < 0 ? r : key_mem(k, ",", 1);
+}
+
+/* The exact text of rows[0..n): two sets are one when their keys are equal. */
+static int set_key(const struct shstk_db_closure_row *rows, size_t n, char **ret)
+{
+	struct key k = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		const struct shstk_db_closure_row *c = &rows[i];
+
+		if ((r = key_num(&k, c->idx)) >= 0 && (r = key_num(&k, c->resolved)) >= 0 &&
+		    (r = key_num(&k, c->depth)) >= 0 && (r = key_num(&k, c->parent)) >= 0 &&
+		    (r = key_str(&k, c->name)) >= 0 && (r = key_str(&k, c->resolved_path)) >= 0 &&
+		    (r = key_str(&k, c->via)) >= 0)
+			r = key_mem(&k, "\n", 1);
+	}
+	if (r >= 0 && !k.buf)
+		r = key_mem(&k, "", 0);
+	if (r < 0) {
+		free(k.buf);
+		return r;
+	}
+	*ret = k.buf;
+	return 0;
+}
+
+/* The set holding rows[0..n), created on first use. */
+static int set_for(struct shstk_db *db, const struct shstk_db_closure_row *rows, size_t n, int64_t *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	_cleanup_free_ char *key = NULL;
+	int r, rc;
+
+	r = set_key(rows, n, &key);
+	if (r < 0 || (r = db_prepare(db, SQL_SET_FIND, &st)) < 0 || (r = db_bind_text(db, st, 1, key)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret = sqlite3_column_int64(st, 0);
+		return 0;
+	}
+	if (rc != SQLITE_DONE)
+		return db_error(db, rc);
+	db_resetp(&st);
+	r = db_prepare(db, SQL_SET_INSERT, &st);
+	if (r < 0 || (r = db_bind_text(db, st, 1, key)) < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	*ret = sqlite3_last_insert_rowid(db->conn);
+	return insert_rows(db, *ret, rows, n);
+}
+
+/* rows[0] is the executable itself: it is not stored (the closure view
+ * makes it from the verdict); rows[1..n) are the set. */
 static int closure_write(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n,
 			 const struct shstk_db_verdict *v, bool fresh)
 {
+	_cleanup_reset_ sqlite3_stmt *del = NULL;
 	_cleanup_reset_ sqlite3_stmt *ver = NULL;
+	int64_t set = 0;
 	int r;
 
-	r = fresh ? 0 : delete_of(db, SQL_CLOSURE_DELETE, object);
-	if (r >= 0)
-		r = insert_rows(db, object, rows, n);
-	if (r < 0 || !v)
-		return r;
-	r = fresh ? 0 : delete_of(db, SQL_VERDICT_DELETE, object);
+	if (!v || n == 0 || rows[0].idx != 0)
+		return -EINVAL;
+	if (!fresh) {
+		r = db_prepare(db, SQL_VERDICT_DELETE, &del);
+		if (r < 0 || (r = db_bind_int64(db, del, 1, object)) < 0 || (r = db_step_done(db, del)) < 0)
+			return r;
+	}
+	r = n > 1 ? set_for(db, rows + 1, n - 1, &set) : 0;
 	if (r < 0)
 		return r;
 	r = db_prepare(db, SQL_VERDICT_INSERT, &ver);
@@ -126,9 +237,24 @@ static int closure_write(struct shstk_db *db, int64_t object, const struct shstk
 	    (r = bind_id_or_null(db, ver, 6, v->reason_object)) < 0 || (r = db_bind_int64(db, ver, 7, v->risks)) < 0 ||
 	    (r = db_bind_int64(db, ver, 8, v->closure_size)) < 0 ||
 	    (r = db_bind_int64(db, ver, 9, (int64_t)v->closure_hash)) < 0 ||
-	    (r = bind_id_or_null(db, ver, 10, v->scan)) < 0)
+	    (r = bind_id_or_null(db, ver, 10, v->scan)) < 0 || (r = bind_id_or_null(db, ver, 11, set)) < 0)
 		return r;
 	return db_step_done(db, ver);
+}
+
+int shstk_db_closure_sets_gc(struct shstk_db *db)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_SETS_GC_ROWS, &st);
+	if (r < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	db_resetp(&st);
+	r = db_prepare(db, SQL_SETS_GC, &st);
+	if (r < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	return sqlite3_changes(db->conn);
 }
 
 int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,

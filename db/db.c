@@ -8,7 +8,7 @@
 
 #include "db-internal.h"
 
-_Static_assert(SHSTK_DB_SCHEMA_VERSION == 3, "update db_migrations[] with the schema version");
+_Static_assert(SHSTK_DB_SCHEMA_VERSION == 4, "update db_migrations[] with the schema version");
 
 int db_error(struct shstk_db *db, int rc)
 {

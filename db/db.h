@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 3
+#define SHSTK_DB_SCHEMA_VERSION 4
 
 enum {
 	/* Open an existing database read-only; never create or migrate it.
@@ -257,14 +257,21 @@ struct shstk_db_verdict {
 	int64_t scan;
 };
 
-/* Replaces the closure rows and the verdict of executable @object (v->object is ignored).
- * On failure part of it may be written: the caller rolls its transaction back. */
+/*
+ * Replaces the closure and the verdict of executable @object (v->object is
+ * ignored).  rows[0] is the executable itself (idx 0; it is not stored, the
+ * closure view makes it from the verdict); rows[1..n) are stored once per
+ * distinct body and shared by every executable with the same one.  On
+ * failure part of it may be written: the caller rolls its transaction back.
+ */
 int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
 			     size_t n, const struct shstk_db_verdict *v);
-/* The same for an executable that has neither closure rows nor a verdict
- * yet (none of the deletions; a leftover row makes it fail, not duplicate). */
+/* The same for an executable without a verdict yet (no deletion; an
+ * existing verdict makes it fail, never duplicate). */
 int shstk_db_closure_insert(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
 			    size_t n, const struct shstk_db_verdict *v);
+/* Deletes the closure sets no verdict refers to any more; how many. */
+int shstk_db_closure_sets_gc(struct shstk_db *db);
 
 /* The closure of @object in idx order, each row joined with its object's marking. */
 int shstk_db_closure_foreach(struct shstk_db *db, int64_t object,

@@ -101,9 +101,9 @@ static int64_t upsert(struct shstk_db *db, const struct shstk_db_object *o)
 
 static void test_db_migrate_from_zero(void **state)
 {
-	static const char *const tables[] = { "meta", "scans", "objects", "needed", "risks", "closure",
-					      "verdicts", "runs", "violations", "overrides", "decisions",
-					      "decision_history", "stage_history" };
+	static const char *const tables[] = { "meta", "scans", "objects", "needed", "risks", "closure_sets",
+					      "closure_set_rows", "verdicts", "runs", "violations", "overrides",
+					      "decisions", "decision_history", "stage_history" };
 	struct shstk_db *db = open_db("m.db");
 	char sql[256], *msg = NULL;
 	struct stat st;
@@ -120,6 +120,10 @@ static void test_db_migrate_from_zero(void **state)
 			fail_msg("table %s missing", tables[i]);
 	}
 	assert_int_equal(raw_query(dbpath("m.db"), "PRAGMA user_version"), SHSTK_DB_SCHEMA_VERSION);
+	/* Migration 4: closure is a view over verdicts and shared sets. */
+	assert_int_equal(raw_query(dbpath("m.db"), "SELECT count(*) FROM sqlite_master WHERE type = 'view' AND "
+						   "name = 'closure'"),
+			 1);
 	/* Migration 3 dropped two indexes no query used. */
 	assert_int_equal(raw_query(dbpath("m.db"), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
 						   "name IN ('objects_package', 'objects_soname')"),
@@ -418,7 +422,11 @@ static void test_db_closure_insert_many(void **state)
 	struct rows got = { 0 };
 	char verdict[256] = "";
 
-	for (uint32_t i = 0; i < 19; i++) {
+	snprintf(names[0], sizeof(names[0]), "/usr/bin/many");
+	rows[0] = (struct shstk_db_closure_row){ .idx = 0, .name = names[0], .resolved = ie,
+						 .resolved_path = "/usr/bin/many", .via = "self" };
+	snprintf(want, sizeof(want), "0:/usr/bin/many:/usr/bin/many:self:1:3;");
+	for (uint32_t i = 1; i < 19; i++) {
 		snprintf(names[i], sizeof(names[i]), "lib%u.so.%u", i, i);
 		rows[i] = (struct shstk_db_closure_row){ .idx = i, .name = names[i], .resolved = i % 2 ? il : 0,
 							 .resolved_path = i % 2 ? "/usr/lib/libl.so.1" : NULL,
@@ -446,6 +454,62 @@ static void test_db_closure_insert_many(void **state)
 	assert_int_equal(got.n, 17);
 	assert_int_equal(shstk_db_verdict_get(db, ie, got_verdict, verdict), 1);
 	assert_string_equal(verdict, "dep-missing:0:-:-:0");
+	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+	shstk_db_close(db);
+}
+
+/*
+ * Executables whose closures differ only in themselves share one stored
+ * set; a different body is a set of its own; sets no verdict uses any
+ * more go at the next gc, and each executable still reads its own closure.
+ */
+static void test_db_closure_sets_shared(void **state)
+{
+	struct shstk_db *db = open_db("cs.db");
+	struct shstk_db_object e1 = obj("/usr/bin/e1", "pie", 3, 1), e2 = obj("/usr/bin/e2", "pie", 3, 2),
+			       l = obj("/usr/lib/libl.so.1", "shlib", 3, 3);
+	int64_t i1 = upsert(db, &e1), i2 = upsert(db, &e2), il = upsert(db, &l);
+	struct shstk_db_closure_row r1[] = {
+		{ .idx = 0, .name = "/usr/bin/e1", .resolved = i1, .resolved_path = "/usr/bin/e1", .via = "self" },
+		{ .idx = 1, .name = "libl.so.1", .resolved = il, .resolved_path = "/usr/lib/libl.so.1",
+		  .via = "ld.so.cache", .depth = 1 },
+	};
+	struct shstk_db_closure_row r2[] = {
+		{ .idx = 0, .name = "/usr/bin/e2", .resolved = i2, .resolved_path = "/usr/bin/e2", .via = "self" },
+		{ .idx = 1, .name = "libl.so.1", .resolved = il, .resolved_path = "/usr/lib/libl.so.1",
+		  .via = "ld.so.cache", .depth = 1 },
+	};
+	struct shstk_db_verdict v = { .verdict = "eligible", .closure_size = 2, .closure_hash = 9 };
+	struct rows got = { 0 };
+
+	assert_int_equal(shstk_db_closure_insert(db, i1, r1, 2, &v), 0);
+	assert_int_equal(shstk_db_closure_insert(db, i2, r2, 2, &v), 0);
+	assert_int_equal(raw_query(dbpath("cs.db"), "SELECT count(*) FROM closure_sets"), 1);
+	assert_int_equal(raw_query(dbpath("cs.db"), "SELECT count(*) FROM closure_set_rows"), 1);
+	assert_int_equal(shstk_db_closure_foreach(db, i2, got_row, &got), 0);
+	assert_string_equal(got.text, "0:/usr/bin/e2:/usr/bin/e2:self:1:3;1:libl.so.1:/usr/lib/libl.so.1:ld.so.cache:1:3;");
+
+	/* e2's library now found another way: a second set; the first stays, e1 uses it. */
+	r2[1].via = "runpath";
+	assert_int_equal(shstk_db_closure_replace(db, i2, r2, 2, &v), 0);
+	assert_int_equal(raw_query(dbpath("cs.db"), "SELECT count(*) FROM closure_sets"), 2);
+	assert_int_equal(shstk_db_closure_sets_gc(db), 0);
+	/* e1 gone: its verdict with it, its set at the gc. */
+	assert_int_equal(shstk_db_object_delete(db, i1), 0);
+	assert_int_equal(raw_query(dbpath("cs.db"), "SELECT count(*) FROM closure_sets"), 2);
+	assert_int_equal(shstk_db_closure_sets_gc(db), 1);
+	assert_int_equal(raw_query(dbpath("cs.db"), "SELECT count(*) FROM closure_sets"), 1);
+	assert_int_equal(raw_query(dbpath("cs.db"), "SELECT count(*) FROM closure_set_rows"), 1);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(shstk_db_closure_foreach(db, i2, got_row, &got), 0);
+	assert_string_equal(got.text, "0:/usr/bin/e2:/usr/bin/e2:self:1:3;1:libl.so.1:/usr/lib/libl.so.1:runpath:1:3;");
+	/* A closure of the executable alone has no set. */
+	assert_int_equal(shstk_db_closure_replace(db, i2, r2, 1, &v), 0);
+	assert_int_equal(shstk_db_closure_sets_gc(db), 1);
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(shstk_db_closure_foreach(db, i2, got_row, &got), 0);
+	assert_string_equal(got.text, "0:/usr/bin/e2:/usr/bin/e2:self:1:3;");
+	assert_int_equal(shstk_db_closure_replace(db, i2, r2, 2, NULL), -EINVAL);
 	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
 	shstk_db_close(db);
 }
@@ -770,6 +834,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_db_foreach_stat_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_insert_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_closure_sets_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_report_queries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_kill9_during_batches, setup, teardown),
