@@ -81,6 +81,7 @@ struct fid {
 struct objbox {
 	struct shstk_object o;
 	struct fid id;
+	int8_t jit; /* is_jit(): -1 until first asked */
 };
 
 /* The part of a search that does not depend on the requester: ld.so.cache
@@ -183,6 +184,7 @@ static struct objbox *objbox_new(const char *path, const struct stat *st)
 	b->o.mtime_ns = ts_ns(st->st_mtim);
 	b->o.ctime_ns = ts_ns(st->st_ctim);
 	b->id = (struct fid){ .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino };
+	b->jit = -1;
 	return b;
 }
 
@@ -596,6 +598,11 @@ static int expand_dst(const char *in, const char *origin, const struct abi *abi,
 	size_t len = 0, cap = strlen(in) + 1;
 
 	*ret = NULL;
+	/* Nearly every name has no DST: one copy, not a byte at a time. */
+	if (!memchr(in, '$', cap - 1)) {
+		*ret = strdup(in);
+		return *ret ? 0 : -ENOMEM;
+	}
 	out = malloc(cap);
 	if (!out)
 		return -ENOMEM;
@@ -910,12 +917,23 @@ static int search_tail(struct ctx *c, const char *name, struct found *f, enum sh
 	struct tail *t;
 	struct found x = { 0 };
 	enum shstk_found_via v = SHSTK_VIA_MISSING;
-	int k = 0;
+	char kbuf[512];
+	const char *kp = kbuf;
+	int k = 0, kl;
 
-	/* $LIB tells the i386 profiles (lib32, multiarch) apart. */
-	if (asprintf(&key, "%u:%u:%s:%s", c->abi->cls, c->abi->machine, c->abi->lib, name) < 0)
+	/* $LIB tells the i386 profiles (lib32, multiarch) apart.  The key is
+	 * built on the stack and copied only for a new memoized search. */
+	kl = snprintf(kbuf, sizeof(kbuf), "%u:%u:%s:%s", c->abi->cls, c->abi->machine, c->abi->lib, name);
+	if (kl < 0)
 		return -ENOMEM;
-	t = shstk_hmap_gets(&r->tails, key);
+	if ((size_t)kl >= sizeof(kbuf)) {
+		if (asprintf(&key, "%u:%u:%s:%s", c->abi->cls, c->abi->machine, c->abi->lib, name) < 0)
+			return -ENOMEM;
+		kp = key;
+	}
+	t = shstk_hmap_gets(&r->tails, kp);
+	if (!t && !key && !(key = strdup(kbuf)))
+		return -ENOMEM;
 	if (!t) {
 		if (r->cache) {
 			const char *cached = shstk_ldcache_lookup_abi(r->cache, name, c->abi->cls, c->abi->machine);
@@ -1091,12 +1109,19 @@ static const struct abi *abi_for(struct shstk_resolver *r, const struct shstk_ob
 	return generic;
 }
 
+/* Asked for every entry of every closure: answered once per object (the
+ * box is the resolver's, only the const view of it is handed out). */
 static bool is_jit(const struct shstk_object *o)
 {
-	const char *base = strrchr(o->path, '/');
+	struct objbox *b = (struct objbox *)o;
+	const char *base;
 
-	return (o->error == 0 && o->info.soname && shstk_soname_is_jit(o->info.soname)) ||
-	       shstk_soname_is_jit(base ? base + 1 : o->path);
+	if (b->jit < 0) {
+		base = strrchr(o->path, '/');
+		b->jit = (o->error == 0 && o->info.soname && shstk_soname_is_jit(o->info.soname)) ||
+			 shstk_soname_is_jit(base ? base + 1 : o->path);
+	}
+	return b->jit;
 }
 
 /* The first reason, in the documented order of checks. */
