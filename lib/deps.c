@@ -908,6 +908,33 @@ static int try_dirs(struct ctx *c, const struct dirlist *d, const char *name, st
 	return 0;
 }
 
+/* "cls:machine:lib:name" into @buf (snprintf() was half of the resolver's
+ * time on 13 000 closures); -1 if it does not fit. */
+static int tail_key(char *buf, size_t size, const struct abi *abi, const char *name)
+{
+	size_t ll = strlen(abi->lib), nl = strlen(name), n = 0;
+	unsigned num[2] = { abi->cls, abi->machine };
+
+	if (ll + nl + 2 * 11 + 4 > size)
+		return -1;
+	for (size_t i = 0; i < 2; i++) {
+		char d[11], *p = d + sizeof(d);
+		unsigned v = num[i];
+
+		do
+			*--p = (char)('0' + v % 10);
+		while ((v /= 10) > 0);
+		memcpy(buf + n, p, (size_t)(d + sizeof(d) - p));
+		n += (size_t)(d + sizeof(d) - p);
+		buf[n++] = ':';
+	}
+	memcpy(buf + n, abi->lib, ll);
+	n += ll;
+	buf[n++] = ':';
+	memcpy(buf + n, name, nl + 1);
+	return (int)(n + nl);
+}
+
 /* ld.so.cache (or ld.so.conf), then the default directories: the same for
  * every requester, so memoized per ABI and name. */
 static int search_tail(struct ctx *c, const char *name, struct found *f, enum shstk_found_via *via)
@@ -923,10 +950,8 @@ static int search_tail(struct ctx *c, const char *name, struct found *f, enum sh
 
 	/* $LIB tells the i386 profiles (lib32, multiarch) apart.  The key is
 	 * built on the stack and copied only for a new memoized search. */
-	kl = snprintf(kbuf, sizeof(kbuf), "%u:%u:%s:%s", c->abi->cls, c->abi->machine, c->abi->lib, name);
-	if (kl < 0)
-		return -ENOMEM;
-	if ((size_t)kl >= sizeof(kbuf)) {
+	kl = tail_key(kbuf, sizeof(kbuf), c->abi, name);
+	if (kl < 0) {
 		if (asprintf(&key, "%u:%u:%s:%s", c->abi->cls, c->abi->machine, c->abi->lib, name) < 0)
 			return -ENOMEM;
 		kp = key;
