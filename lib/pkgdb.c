@@ -67,6 +67,7 @@ struct shstk_pkgdb {
 	size_t n_div;
 	struct shstk_hmap div_to;   /* diverted-to path → struct diversion */
 	struct shstk_hmap div_from; /* original path → struct diversion */
+	struct shstk_hmap dirs;     /* directory → its canonical path (&no_dir: none); both owned */
 
 #if HAVE_RPM
 	rpmts ts;
@@ -521,19 +522,45 @@ static char *usrmerge_alias(const char *path)
 	return NULL;
 }
 
+static char no_dir[] = "";
+
+/* The canonical path of directory @dir inside the root, memoized: a scan
+ * asks for every file no package lists, and chasing each one's directory
+ * component by component was 230 000 lstat()s on a tree of 20 000 such
+ * files in 400 directories.  NULL when it does not resolve. */
+static const char *dir_canon(struct shstk_pkgdb *db, const char *dir, size_t len)
+{
+	_cleanup_free_ char *key = strndup(dir, len);
+	char *canon = NULL, *v;
+	struct stat st;
+
+	if (!key)
+		return NULL;
+	v = shstk_hmap_get(&db->dirs, key, len);
+	if (v)
+		return v == no_dir ? NULL : v;
+	if (shstk_chase(db->root, key, &canon, &st) < 0)
+		canon = NULL;
+	if (shstk_hmap_put(&db->dirs, key, len, canon ? canon : no_dir) < 0) {
+		free(canon);
+		return NULL;
+	}
+	TAKE_PTR(key);
+	return canon;
+}
+
 /* @path with its directory resolved inside the root (the file itself may
  * be a symlink owned by its own package, so it is not followed). */
-static char *dir_resolved(const struct shstk_pkgdb *db, const char *path)
+static char *dir_resolved(struct shstk_pkgdb *db, const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = NULL, *canon = NULL;
-	struct stat st;
+	const char *canon;
 	char *s;
 
 	if (!slash || slash == path)
 		return NULL;
-	dir = strndup(path, (size_t)(slash - path));
-	if (!dir || shstk_chase(db->root, dir, &canon, &st) < 0)
+	canon = dir_canon(db, path, (size_t)(slash - path));
+	if (!canon)
 		return NULL;
 	if (asprintf(&s, "%s%s", strcmp(canon, "/") ? canon : "", slash) < 0)
 		return NULL;
@@ -783,6 +810,13 @@ void shstk_pkgdb_free(struct shstk_pkgdb *db)
 	shstk_hmap_done(&db->status);
 	shstk_hmap_done(&db->div_to);
 	shstk_hmap_done(&db->div_from);
+	for (size_t i = 0; i < db->dirs.cap; i++)
+		if (db->dirs.slots[i].key) {
+			free((void *)db->dirs.slots[i].key);
+			if (db->dirs.slots[i].value != no_dir)
+				free(db->dirs.slots[i].value);
+		}
+	shstk_hmap_done(&db->dirs);
 	for (size_t i = 0; i < db->n_bufs; i++)
 		free(db->bufs[i]);
 	free(db->bufs);
