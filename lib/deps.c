@@ -1264,7 +1264,9 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 	const struct shstk_object *root;
 	struct shstk_closure cl = { 0 };
 	struct abi generic;
+	struct objbox *b;
 	struct probe *p;
+	const char *canon;
 	int k;
 
 	if (!r || !path || path[0] != '/' || !ret)
@@ -1277,12 +1279,22 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 	 * probe of @path, so that each link resolves its libraries from its
 	 * own directory, whichever link was met first.
 	 */
-	p = probe(r, path);
-	if (!p)
-		return -ENOMEM;
-	k = probe_object(r, p, &root);
-	if (k < 0)
-		return k;
+	b = shstk_hmap_gets(&r->by_path, path);
+	if (b) {
+		/* Added by the caller under this path, which is canonical
+		 * (shstk_resolver_add()): chasing it again was an lstat() per
+		 * path component for every executable of a scan. */
+		root = &b->o;
+		canon = path;
+	} else {
+		p = probe(r, path);
+		if (!p)
+			return -ENOMEM;
+		k = probe_object(r, p, &root);
+		if (k < 0)
+			return k;
+		canon = p->canon;
+	}
 	c.abi = &abi_x86_64;
 	if (root->error == 0) {
 		const struct shstk_object *interp = NULL;
@@ -1291,7 +1303,7 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 			(void)shstk_resolver_object(r, root->info.interp, &interp);
 		c.abi = abi_for(r, root, interp, &generic);
 	}
-	k = closure_build(&c, root, p->canon);
+	k = closure_build(&c, root, canon);
 	if (k < 0) {
 		ctx_done(&c);
 		return k;

@@ -98,7 +98,10 @@ int shstk_resolver_object(struct shstk_resolver *r, const char *path, const stru
 
 /*
  * Hands an object the caller already read (the scanner reads in parallel) to
- * the memo.  Takes ownership of @info's contents on success.  Hard links
+ * the memo.  @path must be canonical inside the root (no symlink among its
+ * components, as a walk that never follows symlinks finds it): closures of
+ * it are resolved without chasing it again.  Takes ownership of @info's
+ * contents on success.  Hard links
  * (same device and inode) are one object, named by the path that sorts
  * first in byte order, whatever order they are added in.
  */
