@@ -514,6 +514,83 @@ static void test_db_closure_sets_shared(void **state)
 	shstk_db_close(db);
 }
 
+/* The schema migrations of db/schema.c (db-internal.h). */
+extern const char *const db_migrations[];
+
+static void raw_exec(const char *path, const char *sql)
+{
+	sqlite3 *c;
+	char *err = NULL;
+
+	assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL), SQLITE_OK);
+	if (sqlite3_exec(c, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err ? err : "?");
+	sqlite3_close(c);
+}
+
+/*
+ * A schema-3 database with closures in the old per-executable table opens
+ * as schema 4 with every closure row readable through the view exactly as
+ * before (the executable's own row included), one set per executable,
+ * and what makes the next scan rewrite them shared: no hash matches, no
+ * ld.so.cache stamp.
+ */
+static void test_db_migrate_closures_from_3(void **state)
+{
+	const char *path = dbpath("m3.db");
+	struct shstk_db *db;
+	struct rows got = { 0 };
+	char dir[600], verdict[256] = "";
+
+	snprintf(dir, sizeof(dir), "%s/state", tmpdir);
+	(void)mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/state/sub", tmpdir);
+	(void)mkdir(dir, 0755);
+	raw_exec(path, "PRAGMA journal_mode = WAL");
+	for (int i = 0; i < 3; i++)
+		raw_exec(path, db_migrations[i]);
+	raw_exec(path,
+		 "INSERT INTO objects(id, path, dev, inode, size, mtime_ns, ctime_ns, format, identity, class, machine, "
+		 "kind, has_x86_feature, x86_feature_1, first_seen_us, last_seen_us) VALUES "
+		 "(1, '/usr/bin/a', 1, 1, 1, 1, 1, 1, 'i1', 2, 62, 'pie', 1, 3, 1, 1), "
+		 "(2, '/usr/bin/b', 1, 2, 1, 1, 1, 1, 'i2', 2, 62, 'pie', 1, 3, 1, 1), "
+		 "(3, '/usr/lib/libl.so.1', 1, 3, 1, 1, 1, 1, 'i3', 2, 62, 'shlib', 1, 3, 1, 1), "
+		 "(4, '/usr/bin/c', 1, 4, 1, 1, 1, 1, 'i4', 2, 62, 'pie', 1, 3, 1, 1);"
+		 "INSERT INTO closure VALUES "
+		 "(1, 0, '/usr/bin/a', 1, '/usr/bin/a', 'self', 0, 0), "
+		 "(1, 1, 'libl.so.1', 3, '/usr/lib/libl.so.1', 'ld.so.cache', 1, 0), "
+		 "(1, 2, 'libgone.so.1', NULL, NULL, 'missing', 1, 0), "
+		 "(2, 0, '/usr/bin/b', 2, '/usr/bin/b', 'self', 0, 0), "
+		 "(2, 1, 'libl.so.1', 3, '/usr/lib/libl.so.1', 'ld.so.cache', 1, 0), "
+		 "(4, 0, '/usr/bin/c', 4, '/usr/bin/c', 'self', 0, 0);"
+		 "INSERT INTO verdicts(object, verdict, reason_idx, reason_name, closure_size, closure_hash) VALUES "
+		 "(1, 'dep-missing', 2, 'libgone.so.1', 3, 77), (2, 'eligible', 0, NULL, 2, 78), "
+		 "(4, 'eligible', 0, NULL, 1, 79);"
+		 "INSERT INTO meta VALUES ('ldcache-stamp:', '1:2:3:4.5'), ('other', 'kept');"
+		 "PRAGMA user_version = 3;");
+
+	db = open_db("m3.db");
+	assert_int_equal(shstk_db_schema_version(db), SHSTK_DB_SCHEMA_VERSION);
+	assert_int_equal(shstk_db_closure_foreach(db, 1, got_row, &got), 0);
+	assert_string_equal(got.text, "0:/usr/bin/a:/usr/bin/a:self:1:3;1:libl.so.1:/usr/lib/libl.so.1:ld.so.cache:1:3;"
+				      "2:libgone.so.1:-:missing:0:0;");
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(shstk_db_closure_foreach(db, 2, got_row, &got), 0);
+	assert_string_equal(got.text, "0:/usr/bin/b:/usr/bin/b:self:1:3;1:libl.so.1:/usr/lib/libl.so.1:ld.so.cache:1:3;");
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(shstk_db_closure_foreach(db, 4, got_row, &got), 0);
+	assert_string_equal(got.text, "0:/usr/bin/c:/usr/bin/c:self:1:3;");
+	assert_int_equal(shstk_db_verdict_get(db, 1, got_verdict, verdict), 1);
+	assert_string_equal(verdict, "dep-missing:2:libgone.so.1:-:0");
+	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+	shstk_db_close(db);
+	assert_int_equal(raw_query(path, "SELECT count(*) FROM closure_sets"), 2);
+	assert_int_equal(raw_query(path, "SELECT count(*) FROM closure_set_rows"), 3);
+	assert_int_equal(raw_query(path, "SELECT count(*) FROM verdicts WHERE closure_hash <> 1"), 0);
+	assert_int_equal(raw_query(path, "SELECT count(*) FROM meta WHERE key LIKE 'ldcache-stamp:%'"), 0);
+	assert_int_equal(raw_query(path, "SELECT count(*) FROM meta WHERE key = 'other'"), 1);
+}
+
 static void test_db_closure_replace(void **state)
 {
 	struct shstk_db *db = open_db("c.db");
@@ -835,6 +912,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_db_closure_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_insert_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_sets_shared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_migrate_closures_from_3, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_report_queries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_kill9_during_batches, setup, teardown),
