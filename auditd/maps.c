@@ -147,22 +147,19 @@ int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint6
 		return negerrno();
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, off;
-		char perms[5], *nm;
-		int name;
+		char perms[5], *name;
 
-		if (!parse_line(line, &start, &end, &off, perms, &nm))
+		if (!parse_line(line, &start, &end, &off, perms, &name))
 			continue;
 		any = true;
 		if (addr < start || addr >= end)
 			continue;
-		name = nm ? (int)(nm - line) : 0;
-		line[strcspn(line, "\n")] = 0;
 		/* Anonymous memory (JIT code, the shadow stack) has no object. */
-		if (name == 0 || line[name] != '/')
+		if (!name || name[0] != '/')
 			return 0;
-		if (strlen(line + name) >= pathsz)
+		if (strlen(name) >= pathsz)
 			return -ENAMETOOLONG;
-		strcpy(path, line + name);
+		strcpy(path, name);
 		*ret_offset = addr - start + off;
 		return 1;
 	}
