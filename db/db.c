@@ -172,32 +172,31 @@ int shstk_db_set_foreign_keys(struct shstk_db *db, bool on)
 	return exec(db, on ? "PRAGMA foreign_keys = ON" : "PRAGMA foreign_keys = OFF");
 }
 
-int shstk_db_foreign_keys(struct shstk_db *db)
-{
-	sqlite3_stmt *st;
-	int rc, r;
-
-	rc = sqlite3_prepare_v2(db->conn, "PRAGMA foreign_keys", -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return db_error(db, rc);
-	rc = sqlite3_step(st);
-	r = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : db_error(db, rc);
-	sqlite3_finalize(st);
-	return r;
-}
-
-int shstk_db_schema_version(struct shstk_db *db)
+/* The integer a "PRAGMA name" query returns. */
+static int pragma_int(struct shstk_db *db, const char *sql)
 {
 	sqlite3_stmt *st;
 	int rc, v;
 
-	rc = sqlite3_prepare_v2(db->conn, "PRAGMA user_version", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_error(db, rc);
 	rc = sqlite3_step(st);
 	v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : db_error(db, rc);
 	sqlite3_finalize(st);
 	return v;
+}
+
+int shstk_db_foreign_keys(struct shstk_db *db)
+{
+	int v = pragma_int(db, "PRAGMA foreign_keys");
+
+	return v < 0 ? v : v != 0;
+}
+
+int shstk_db_schema_version(struct shstk_db *db)
+{
+	return pragma_int(db, "PRAGMA user_version");
 }
 
 static int migrate(struct shstk_db *db)
