@@ -189,8 +189,11 @@ static void handle_start(struct shstkd *d, const struct shstk_event *ev, pid_t p
 
 	if (identity_of(ev, identity, sizeof(identity)) < 0)
 		return; /* no identity: nothing to count it for */
-	/* First, before the process can exit: where its code is mapped (maps.c). */
-	if (ev->applied == SHSTK_DECISION_AUDIT || ev->applied == SHSTK_DECISION_ENFORCE)
+	/* First, before the process can exit: where its code is mapped
+	 * (maps.c), unless the kernel's records name it (a read of
+	 * /proc/PID/maps per process start saved). */
+	if (!d->kernel_names_objects &&
+	    (ev->applied == SHSTK_DECISION_AUDIT || ev->applied == SHSTK_DECISION_ENFORCE))
 		(void)shstk_maps_snapshot(pid);
 	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", (int)pid);
 	n = readlink(exe_link, exe, sizeof(exe) - 1);

@@ -55,6 +55,10 @@ struct shstkd {
 	bool kmsg_have_seq;
 	int64_t boot_us;            /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	bool quit, dirty_all;
+	/* An audit record carried ret= (kernel patch 0006): the kernel names
+	 * the faulting object and the expected return itself, so the maps
+	 * snapshot of each starting process (maps.c) has nothing to add. */
+	bool kernel_names_objects;
 	uint64_t n_violations, n_runs, n_published, n_ignored;
 };
 
