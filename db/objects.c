@@ -209,13 +209,17 @@ int shstk_db_objects_foreach_stat(struct shstk_db *db, const char *root,
 
 /* ---- upsert ------------------------------------------------------------------- */
 
+/* A new object row (?30 is first and last seen); bind_object() binds it. */
+#define OBJECT_INSERT \
+	"INSERT INTO objects(path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, " \
+	"class, machine, e_type, kind, static, interp, has_x86_feature, x86_feature_1, mark_source, " \
+	"has_gnu_stack, exec_stack, soname, rpath, runpath, risks, package, package_version, package_source, " \
+	"error, first_seen_us, last_seen_us, last_scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, " \
+	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, " \
+	"?30, ?31)"
+
 static const char SQL_UPSERT[] =
-	"INSERT INTO objects(path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, "
-	"class, machine, e_type, kind, static, interp, has_x86_feature, x86_feature_1, mark_source, "
-	"has_gnu_stack, exec_stack, soname, rpath, runpath, risks, package, package_version, package_source, "
-	"error, first_seen_us, last_seen_us, last_scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
-	"?30, ?31) ON CONFLICT(path) DO UPDATE SET dev = excluded.dev, inode = excluded.inode, "
+	OBJECT_INSERT " ON CONFLICT(path) DO UPDATE SET dev = excluded.dev, inode = excluded.inode, "
 	"size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, mode = excluded.mode, "
 	"format = excluded.format, build_id = excluded.build_id, identity = excluded.identity, "
 	"class = excluded.class, machine = excluded.machine, e_type = excluded.e_type, kind = excluded.kind, "
@@ -226,14 +230,8 @@ static const char SQL_UPSERT[] =
 	"package = excluded.package, package_version = excluded.package_version, "
 	"package_source = excluded.package_source, error = excluded.error, "
 	"last_seen_us = excluded.last_seen_us, last_scan = excluded.last_scan RETURNING id";
-/* The same columns, for a path believed absent: no conflict clause, no RETURNING. */
-static const char SQL_INSERT[] =
-	"INSERT INTO objects(path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, "
-	"class, machine, e_type, kind, static, interp, has_x86_feature, x86_feature_1, mark_source, "
-	"has_gnu_stack, exec_stack, soname, rpath, runpath, risks, package, package_version, package_source, "
-	"error, first_seen_us, last_seen_us, last_scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
-	"?30, ?31)";
+/* For a path believed absent: no conflict clause, no RETURNING. */
+static const char SQL_INSERT[] = OBJECT_INSERT;
 static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
 /* An object's DT_NEEDED rows, up to eight in one statement (most of an
  * INSERT's cost is per statement); OR FAIL: no statement journal, the
