@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Closures and verdicts of executables. */
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,26 +26,10 @@ static const char SQL_SETS_GC_ROWS[] =
 	"(SELECT closure_set FROM verdicts WHERE closure_set IS NOT NULL))";
 static const char SQL_SETS_GC[] =
 	"DELETE FROM closure_sets WHERE id NOT IN (SELECT closure_set FROM verdicts WHERE closure_set IS NOT NULL)";
-/* Up to 16 rows a statement (a closure has ten on average): most of an
- * INSERT's cost is per statement.  The texts are built once. */
-#define CLOSURE_ROWS_MAX 16
-#define CLOSURE_INSERT_HEAD \
-	"INSERT OR FAIL INTO closure_set_rows(set_id, idx, name, resolved, resolved_path, via, depth, parent) VALUES "
-#define CLOSURE_INSERT_ROW "(?, ?, ?, ?, ?, ?, ?, ?)"
-static char sql_closure_insert[CLOSURE_ROWS_MAX][sizeof(CLOSURE_INSERT_HEAD) +
-						  CLOSURE_ROWS_MAX * sizeof(", " CLOSURE_INSERT_ROW)];
-static pthread_once_t sql_closure_once = PTHREAD_ONCE_INIT;
-
-static void sql_closure_init(void)
-{
-	for (size_t k = 0; k < CLOSURE_ROWS_MAX; k++) {
-		char *p = sql_closure_insert[k];
-
-		p += sprintf(p, "%s", CLOSURE_INSERT_HEAD);
-		for (size_t j = 0; j <= k; j++)
-			p += sprintf(p, "%s%s", j ? ", " : "", CLOSURE_INSERT_ROW);
-	}
-}
+/* A set's rows, several a statement (a closure has ten on average). */
+static struct db_rows_sql sql_set_rows_insert = DB_ROWS_SQL(
+	"INSERT OR FAIL INTO closure_set_rows(set_id, idx, name, resolved, resolved_path, via, depth, parent) VALUES ",
+	"(?, ?, ?, ?, ?, ?, ?, ?)");
 
 static const char SQL_VERDICT_INSERT[] =
 	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
@@ -87,17 +69,16 @@ static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t set
 	return 0;
 }
 
-/* Inserts rows[0..n) into set @set, up to CLOSURE_ROWS_MAX a statement. */
+/* Inserts rows[0..n) into set @set, up to DB_ROWS_MAX a statement. */
 static int insert_rows(struct shstk_db *db, int64_t set, const struct shstk_db_closure_row *rows, size_t n)
 {
 	int r = 0;
 
-	pthread_once(&sql_closure_once, sql_closure_init);
 	for (size_t i = 0; r >= 0 && i < n;) {
-		size_t k = n - i < CLOSURE_ROWS_MAX ? n - i : CLOSURE_ROWS_MAX;
+		size_t k = n - i < DB_ROWS_MAX ? n - i : DB_ROWS_MAX;
 		_cleanup_reset_ sqlite3_stmt *st = NULL;
 
-		r = db_prepare(db, sql_closure_insert[k - 1], &st);
+		r = db_prepare_rows(db, &sql_set_rows_insert, k, &st);
 		for (size_t j = 0; r >= 0 && j < k; j++, i++)
 			r = bind_row(db, st, 8 * (int)j, set, &rows[i]);
 		if (r >= 0)

@@ -34,6 +34,22 @@ int db_error(struct shstk_db *db, int rc);
  */
 int db_prepare(struct shstk_db *db, const char *sql, sqlite3_stmt **ret);
 
+/*
+ * INSERTs of 1..DB_ROWS_MAX rows in one statement ("head" followed by k
+ * copies of "row"): most of an INSERT's cost is per statement.  The texts
+ * are built on first use and kept (the statement cache is keyed by their
+ * address).  Declare one per table with DB_ROWS_SQL().
+ */
+#define DB_ROWS_MAX 16
+struct db_rows_sql {
+	const char *head; /* "INSERT OR FAIL INTO t(a, b) VALUES " */
+	const char *row;  /* "(?, ?)" */
+	const char *sql[DB_ROWS_MAX]; /* sql[k - 1] inserts k rows */
+};
+#define DB_ROWS_SQL(h, r) { .head = (h), .row = (r) }
+/* db_prepare() of the statement inserting @k rows (1..DB_ROWS_MAX). */
+int db_prepare_rows(struct shstk_db *db, struct db_rows_sql *t, size_t k, sqlite3_stmt **ret);
+
 static inline void db_resetp(sqlite3_stmt **st)
 {
 	if (*st) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Opening, migrating and configuring the database; transactions, meta, errors. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -81,6 +83,38 @@ int db_prepare(struct shstk_db *db, const char *sql, sqlite3_stmt **ret)
 	db->cache[db->n_cache++] = (struct db_cached_stmt){ .sql = sql, .stmt = st };
 	*ret = st;
 	return 0;
+}
+
+int db_prepare_rows(struct shstk_db *db, struct db_rows_sql *t, size_t k, sqlite3_stmt **ret)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	const char *sql;
+
+	if (k < 1 || k > DB_ROWS_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	sql = t->sql[k - 1];
+	if (!sql) {
+		size_t hl = strlen(t->head), rl = strlen(t->row);
+		char *b = malloc(hl + k * (rl + 2) + 1), *p = b;
+
+		if (b) {
+			memcpy(p, t->head, hl);
+			p += hl;
+			for (size_t j = 0; j < k; j++) {
+				if (j) {
+					memcpy(p, ", ", 2);
+					p += 2;
+				}
+				memcpy(p, t->row, rl);
+				p += rl;
+			}
+			*p = '\0';
+		}
+		sql = t->sql[k - 1] = b;
+	}
+	pthread_mutex_unlock(&lock);
+	return sql ? db_prepare(db, sql, ret) : -ENOMEM;
 }
 
 int db_step_done(struct shstk_db *db, sqlite3_stmt *st)

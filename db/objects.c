@@ -233,23 +233,10 @@ static const char SQL_UPSERT[] =
 /* For a path believed absent: no conflict clause, no RETURNING. */
 static const char SQL_INSERT[] = OBJECT_INSERT;
 static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
-/* An object's DT_NEEDED rows, up to eight in one statement (most of an
- * INSERT's cost is per statement); OR FAIL: no statement journal, the
- * caller's transaction is rolled back on failure anyway. */
-#define NEEDED_INSERT(values) "INSERT OR FAIL INTO needed(object, idx, name) VALUES " values
-#define V "(?, ?, ?)"
-static const char *const SQL_NEEDED_INSERT[] = {
-	NEEDED_INSERT(V),
-	NEEDED_INSERT(V ", " V),
-	NEEDED_INSERT(V ", " V ", " V),
-	NEEDED_INSERT(V ", " V ", " V ", " V),
-	NEEDED_INSERT(V ", " V ", " V ", " V ", " V),
-	NEEDED_INSERT(V ", " V ", " V ", " V ", " V ", " V),
-	NEEDED_INSERT(V ", " V ", " V ", " V ", " V ", " V ", " V),
-	NEEDED_INSERT(V ", " V ", " V ", " V ", " V ", " V ", " V ", " V),
-};
-#undef V
-#undef NEEDED_INSERT
+/* An object's DT_NEEDED rows, several in one statement; OR FAIL: no
+ * statement journal, the caller's transaction is rolled back on failure. */
+static struct db_rows_sql sql_needed_insert =
+	DB_ROWS_SQL("INSERT OR FAIL INTO needed(object, idx, name) VALUES ", "(?, ?, ?)");
 static const char SQL_RISKS_DELETE[] = "DELETE FROM risks WHERE object = ?1";
 static const char SQL_RISKS_INSERT[] = "INSERT OR IGNORE INTO risks(object, kind, detail) VALUES (?1, ?2, ?3)";
 
@@ -393,16 +380,16 @@ static int write_object_row(struct shstk_db *db, const struct shstk_db_object *o
 	return db_step_done(db, st);
 }
 
-/* needed[0..n) of object @id, in statements of up to eight rows. */
+/* needed[0..n) of object @id, in statements of up to DB_ROWS_MAX rows. */
 static int insert_needed(struct shstk_db *db, int64_t id, const char *const *needed, size_t n)
 {
 	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < n;) {
-		size_t k = n - i < ELEMENTSOF(SQL_NEEDED_INSERT) ? n - i : ELEMENTSOF(SQL_NEEDED_INSERT);
+		size_t k = n - i < DB_ROWS_MAX ? n - i : DB_ROWS_MAX;
 		_cleanup_reset_ sqlite3_stmt *ins = NULL;
 
-		r = db_prepare(db, SQL_NEEDED_INSERT[k - 1], &ins);
+		r = db_prepare_rows(db, &sql_needed_insert, k, &ins);
 		for (size_t j = 0; r >= 0 && j < k; j++, i++)
 			if ((r = db_bind_int64(db, ins, 3 * (int)j + 1, id)) >= 0 &&
 			    (r = db_bind_int64(db, ins, 3 * (int)j + 2, (int64_t)i)) >= 0)
