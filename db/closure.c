@@ -29,7 +29,7 @@ static const char SQL_SETS_GC[] =
 /* A set's rows, several a statement (a closure has ten on average). */
 static struct db_rows_sql sql_set_rows_insert = DB_ROWS_SQL(
 	"INSERT OR FAIL INTO closure_set_rows(set_id, idx, name, resolved, resolved_path, via, depth, parent) VALUES ",
-	"(?, ?, ?, ?, ?, ?, ?, ?)");
+	"(?, ?, ?, ?, ?, ?, ?, ?)", 8);
 
 static const char SQL_VERDICT_INSERT[] =
 	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
@@ -54,12 +54,19 @@ static int bind_id_or_null(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t
 	return sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* Binds row @c of set @set to parameters @base+1 .. @base+8 of @st. */
-static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t set, const struct shstk_db_closure_row *c)
+struct set_rows {
+	int64_t set;
+	const struct shstk_db_closure_row *rows;
+};
+
+/* Binds row @i of a set to parameters @base+1 .. @base+8 of @st. */
+static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud)
 {
+	const struct set_rows *s = ud;
+	const struct shstk_db_closure_row *c = &s->rows[i];
 	int r;
 
-	if ((r = db_bind_int64(db, st, base + 1, set)) < 0 || (r = db_bind_int64(db, st, base + 2, c->idx)) < 0 ||
+	if ((r = db_bind_int64(db, st, base + 1, s->set)) < 0 || (r = db_bind_int64(db, st, base + 2, c->idx)) < 0 ||
 	    (r = db_bind_text(db, st, base + 3, c->name ? c->name : "")) < 0 ||
 	    (r = bind_id_or_null(db, st, base + 4, c->resolved)) < 0 ||
 	    (r = db_bind_text(db, st, base + 5, c->resolved_path)) < 0 ||
@@ -67,24 +74,6 @@ static int bind_row(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t set
 	    (r = db_bind_int64(db, st, base + 7, c->depth)) < 0 || (r = db_bind_int64(db, st, base + 8, c->parent)) < 0)
 		return r;
 	return 0;
-}
-
-/* Inserts rows[0..n) into set @set, up to DB_ROWS_MAX a statement. */
-static int insert_rows(struct shstk_db *db, int64_t set, const struct shstk_db_closure_row *rows, size_t n)
-{
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && i < n;) {
-		size_t k = n - i < DB_ROWS_MAX ? n - i : DB_ROWS_MAX;
-		_cleanup_reset_ sqlite3_stmt *st = NULL;
-
-		r = db_prepare_rows(db, &sql_set_rows_insert, k, &st);
-		for (size_t j = 0; r >= 0 && j < k; j++, i++)
-			r = bind_row(db, st, 8 * (int)j, set, &rows[i]);
-		if (r >= 0)
-			r = db_step_done(db, st);
-	}
-	return r;
 }
 
 /* The key under construction (not printf: it was 40% of writing closures). */
@@ -188,7 +177,8 @@ static int set_for(struct shstk_db *db, const struct shstk_db_closure_row *rows,
 	if (r < 0 || (r = db_bind_text(db, st, 1, key)) < 0 || (r = db_step_done(db, st)) < 0)
 		return r;
 	*ret = sqlite3_last_insert_rowid(db->conn);
-	return insert_rows(db, *ret, rows, n);
+	return db_insert_rows(db, &sql_set_rows_insert, n, bind_row,
+			      &(struct set_rows){ .set = *ret, .rows = rows });
 }
 
 /* rows[0] is the executable itself: it is not stored (the closure view

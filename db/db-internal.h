@@ -44,11 +44,16 @@ int db_prepare(struct shstk_db *db, const char *sql, sqlite3_stmt **ret);
 struct db_rows_sql {
 	const char *head; /* "INSERT OR FAIL INTO t(a, b) VALUES " */
 	const char *row;  /* "(?, ?)" */
+	int params;       /* of one row */
 	const char *sql[DB_ROWS_MAX]; /* sql[k - 1] inserts k rows */
 };
-#define DB_ROWS_SQL(h, r) { .head = (h), .row = (r) }
-/* db_prepare() of the statement inserting @k rows (1..DB_ROWS_MAX). */
-int db_prepare_rows(struct shstk_db *db, struct db_rows_sql *t, size_t k, sqlite3_stmt **ret);
+#define DB_ROWS_SQL(h, r, n) { .head = (h), .row = (r), .params = (n) }
+/*
+ * Inserts @n rows, up to DB_ROWS_MAX a statement: @bind binds row @i to the
+ * parameters @base+1 .. @base+t->params.
+ */
+int db_insert_rows(struct shstk_db *db, struct db_rows_sql *t, size_t n,
+		   int (*bind)(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud), void *ud);
 
 static inline void db_resetp(sqlite3_stmt **st)
 {

@@ -85,13 +85,12 @@ int db_prepare(struct shstk_db *db, const char *sql, sqlite3_stmt **ret)
 	return 0;
 }
 
-int db_prepare_rows(struct shstk_db *db, struct db_rows_sql *t, size_t k, sqlite3_stmt **ret)
+/* The text inserting @k rows of @t, built on first use; NULL on ENOMEM. */
+static const char *rows_sql(struct db_rows_sql *t, size_t k)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	const char *sql;
 
-	if (k < 1 || k > DB_ROWS_MAX)
-		return -EINVAL;
 	pthread_mutex_lock(&lock);
 	sql = t->sql[k - 1];
 	if (!sql) {
@@ -114,7 +113,26 @@ int db_prepare_rows(struct shstk_db *db, struct db_rows_sql *t, size_t k, sqlite
 		sql = t->sql[k - 1] = b;
 	}
 	pthread_mutex_unlock(&lock);
-	return sql ? db_prepare(db, sql, ret) : -ENOMEM;
+	return sql;
+}
+
+int db_insert_rows(struct shstk_db *db, struct db_rows_sql *t, size_t n,
+		   int (*bind)(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud), void *ud)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < n;) {
+		size_t k = n - i < DB_ROWS_MAX ? n - i : DB_ROWS_MAX;
+		const char *sql = rows_sql(t, k);
+		_cleanup_reset_ sqlite3_stmt *st = NULL;
+
+		r = sql ? db_prepare(db, sql, &st) : -ENOMEM;
+		for (size_t j = 0; r >= 0 && j < k; j++, i++)
+			r = bind(db, st, t->params * (int)j, i, ud);
+		if (r >= 0)
+			r = db_step_done(db, st);
+	}
+	return r;
 }
 
 int db_step_done(struct shstk_db *db, sqlite3_stmt *st)

@@ -236,7 +236,7 @@ static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
 /* An object's DT_NEEDED rows, several in one statement; OR FAIL: no
  * statement journal, the caller's transaction is rolled back on failure. */
 static struct db_rows_sql sql_needed_insert =
-	DB_ROWS_SQL("INSERT OR FAIL INTO needed(object, idx, name) VALUES ", "(?, ?, ?)");
+	DB_ROWS_SQL("INSERT OR FAIL INTO needed(object, idx, name) VALUES ", "(?, ?, ?)", 3);
 static const char SQL_RISKS_DELETE[] = "DELETE FROM risks WHERE object = ?1";
 static const char SQL_RISKS_INSERT[] = "INSERT OR IGNORE INTO risks(object, kind, detail) VALUES (?1, ?2, ?3)";
 
@@ -380,24 +380,19 @@ static int write_object_row(struct shstk_db *db, const struct shstk_db_object *o
 	return db_step_done(db, st);
 }
 
-/* needed[0..n) of object @id, in statements of up to DB_ROWS_MAX rows. */
-static int insert_needed(struct shstk_db *db, int64_t id, const char *const *needed, size_t n)
+struct needed_rows {
+	int64_t id;
+	const char *const *needed;
+};
+
+static int bind_needed(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud)
 {
-	int r = 0;
+	const struct needed_rows *n = ud;
+	int r;
 
-	for (size_t i = 0; r >= 0 && i < n;) {
-		size_t k = n - i < DB_ROWS_MAX ? n - i : DB_ROWS_MAX;
-		_cleanup_reset_ sqlite3_stmt *ins = NULL;
-
-		r = db_prepare_rows(db, &sql_needed_insert, k, &ins);
-		for (size_t j = 0; r >= 0 && j < k; j++, i++)
-			if ((r = db_bind_int64(db, ins, 3 * (int)j + 1, id)) >= 0 &&
-			    (r = db_bind_int64(db, ins, 3 * (int)j + 2, (int64_t)i)) >= 0)
-				r = db_bind_text(db, ins, 3 * (int)j + 3, needed[i]);
-		if (r >= 0)
-			r = db_step_done(db, ins);
-	}
-	return r;
+	if ((r = db_bind_int64(db, st, base + 1, n->id)) < 0 || (r = db_bind_int64(db, st, base + 2, (int64_t)i)) < 0)
+		return r;
+	return db_bind_text(db, st, base + 3, n->needed[i]);
 }
 
 static int object_write(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
@@ -418,7 +413,8 @@ static int object_write(struct shstk_db *db, const struct shstk_db_object *o, in
 			return r;
 	}
 	if (o->format == SHSTK_DB_ELF)
-		r = insert_needed(db, id, o->needed, o->n_needed);
+		r = db_insert_rows(db, &sql_needed_insert, o->n_needed, bind_needed,
+				   &(struct needed_rows){ .id = id, .needed = o->needed });
 	if (r < 0)
 		return r;
 	if (!fresh) {
