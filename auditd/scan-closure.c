@@ -30,12 +30,37 @@ struct idrec {
 	char path[];
 };
 
+/*
+ * What the closures with one shstk_closure.shared have in common: their
+ * rows after the executable's own (which is filled in per executable),
+ * the map from entries to rows, and the set the rows are stored in.
+ */
+struct shared_rows {
+	uint64_t shared;
+	struct shstk_db_closure_row *rows;
+	uint32_t *map;
+	size_t n;
+	int64_t set;
+	uint64_t set_commits; /* c->commits when set was found; else stale */
+	bool has_set;
+};
+
 struct closure_ctx {
 	struct scan_ctx *c;
 	struct shstk_hmap ids; /* path → struct idrec */
+	struct shstk_hmap shared; /* shstk_closure.shared → struct shared_rows */
 	struct exe *exes;
 	size_t n_exes, cap_exes;
 };
+
+static void shared_rows_free(struct shared_rows *s)
+{
+	if (s) {
+		free(s->rows);
+		free(s->map);
+		free(s);
+	}
+}
 
 void scan_closure_free(struct scan_ctx *c)
 {
@@ -46,6 +71,9 @@ void scan_closure_free(struct scan_ctx *c)
 	for (size_t i = 0; i < k->ids.cap; i++)
 		free(k->ids.slots[i].value);
 	shstk_hmap_done(&k->ids);
+	for (size_t i = 0; i < k->shared.cap; i++)
+		shared_rows_free(k->shared.slots[i].key ? k->shared.slots[i].value : NULL);
+	shstk_hmap_done(&k->shared);
 	for (size_t i = 0; i < k->n_exes; i++)
 		free(k->exes[i].path);
 	free(k->exes);
@@ -305,6 +333,18 @@ static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, 
 	return h ? h : 1;
 }
 
+/* The executable's own row: itself, not another hard link to it. */
+static struct shstk_db_closure_row root_row(const struct exe *e, const struct shstk_closure *cl)
+{
+	return (struct shstk_db_closure_row){
+		.idx = 0,
+		.name = cl->entries[0].name,
+		.resolved = e->id,
+		.resolved_path = e->path,
+		.via = shstk_found_via_name(cl->entries[0].via),
+	};
+}
+
 /*
  * The rows stored for a closure: every object once, in load order, with the
  * entry that loaded it first and how it was found, plus every missing name.
@@ -326,6 +366,10 @@ static int closure_rows(struct closure_ctx *k, const struct exe *e, const struct
 		if (en->via == SHSTK_VIA_LOADED)
 			continue;
 		map[i] = (uint32_t)n;
+		if (i == 0) {
+			rows[n++] = root_row(e, cl);
+			continue;
+		}
 		rows[n] = (struct shstk_db_closure_row){
 			.idx = (uint32_t)n,
 			.name = en->name,
@@ -335,37 +379,77 @@ static int closure_rows(struct closure_ctx *k, const struct exe *e, const struct
 			/* Parents are loaded objects, which come first. */
 			.parent = en->parent < i && map[en->parent] != UINT32_MAX ? map[en->parent] : 0,
 		};
-		if (i == 0) {
-			/* The root is the executable itself, not another hard link to it. */
-			rows[n].resolved_path = e->path;
-			rows[n].resolved = e->id;
-		} else if (en->obj) {
+		if (en->obj)
 			r = object_id(k, en->obj, &rows[n].resolved);
-		}
 		n++;
 	}
 	*ret_n = n;
 	return r;
 }
 
-/* Stores the closure @cl of executable @e unless it is unchanged. */
+/* The rows of the closures that share cl->shared, made for the first. */
+static int shared_rows_get(struct closure_ctx *k, const struct exe *e, const struct shstk_closure *cl,
+			   struct shared_rows **ret)
+{
+	struct shared_rows *s = shstk_hmap_get(&k->shared, &cl->shared, sizeof(cl->shared));
+	int r;
+
+	if (s) {
+		*ret = s;
+		return 0;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->shared = cl->shared;
+	s->rows = calloc(cl->n, sizeof(*s->rows));
+	s->map = calloc(cl->n, sizeof(*s->map));
+	r = s->rows && s->map ? closure_rows(k, e, cl, s->rows, s->map, &s->n) : -ENOMEM;
+	if (r >= 0)
+		r = shstk_hmap_put(&k->shared, &s->shared, sizeof(s->shared), s);
+	if (r < 0) {
+		shared_rows_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+/*
+ * Stores the closure @cl of executable @e unless it is unchanged.  Closures
+ * that share their entries after the executable's (cl->shared) share their
+ * rows too: those are made and their set found once per transaction.
+ */
 static int write_closure(struct closure_ctx *k, const struct exe *e, const struct shstk_closure *cl)
 {
 	struct scan_ctx *c = k->c;
-	_cleanup_free_ struct shstk_db_closure_row *rows = NULL;
-	_cleanup_free_ uint32_t *map = NULL;
+	_cleanup_free_ struct shstk_db_closure_row *own = NULL;
+	_cleanup_free_ uint32_t *own_map = NULL;
+	struct shstk_db_closure_row *rows;
+	struct shared_rows *s = NULL;
 	struct shstk_db_verdict v;
+	uint32_t *map;
 	size_t n = 0;
 	int r;
 
 	c->stats->closures++;
-	rows = calloc(cl->n ? cl->n : 1, sizeof(*rows));
-	map = calloc(cl->n ? cl->n : 1, sizeof(*map));
-	if (!rows || !map)
-		return -ENOMEM;
-	r = closure_rows(k, e, cl, rows, map, &n);
-	if (r < 0)
-		return r;
+	if (cl->shared) {
+		r = shared_rows_get(k, e, cl, &s);
+		if (r < 0)
+			return r;
+		rows = s->rows;
+		map = s->map;
+		n = s->n;
+		rows[0] = root_row(e, cl);
+	} else {
+		rows = own = calloc(cl->n ? cl->n : 1, sizeof(*rows));
+		map = own_map = calloc(cl->n ? cl->n : 1, sizeof(*map));
+		if (!own || !own_map)
+			return -ENOMEM;
+		r = closure_rows(k, e, cl, rows, map, &n);
+		if (r < 0)
+			return r;
+	}
 	v = (struct shstk_db_verdict){
 		.object = e->id,
 		.verdict = shstk_verdict_name(cl->verdict),
@@ -382,9 +466,21 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 	v.closure_hash = closure_hash(rows, n, &v);
 	if (v.closure_hash == e->hash)
 		return 0;
+	if (s && (!s->has_set || s->set_commits != c->commits)) {
+		/* A commit lets another writer collect a set: find it again. */
+		r = shstk_db_closure_set(c->db, rows, n, &s->set);
+		if (r < 0)
+			return r;
+		s->has_set = true;
+		s->set_commits = c->commits;
+	}
 	/* No stored verdict (hash 0): nothing to delete first. */
-	r = e->hash ? shstk_db_closure_replace(c->db, e->id, rows, n, &v)
-		    : shstk_db_closure_insert(c->db, e->id, rows, n, &v);
+	if (s)
+		r = e->hash ? shstk_db_verdict_replace(c->db, e->id, s->set, &v)
+			    : shstk_db_verdict_insert(c->db, e->id, s->set, &v);
+	else
+		r = e->hash ? shstk_db_closure_replace(c->db, e->id, rows, n, &v)
+			    : shstk_db_closure_insert(c->db, e->id, rows, n, &v);
 	if (r < 0)
 		return r;
 	c->stats->closures_written++;

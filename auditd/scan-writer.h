@@ -15,6 +15,7 @@ struct scan_ctx {
 	char **roots;
 	size_t n_roots;
 	unsigned batch, in_batch;
+	uint64_t commits; /* batches committed: what was valid in one transaction */
 	unsigned threads;
 	int64_t scan_id;
 	int64_t now_us;

@@ -187,6 +187,7 @@ int scan_batch_tick(struct scan_ctx *c)
 	if (++c->in_batch < c->batch)
 		return 0;
 	c->in_batch = 0;
+	c->commits++;
 	r = shstk_db_commit(c->db);
 	return r < 0 ? r : shstk_db_begin(c->db);
 }

@@ -181,26 +181,35 @@ static int set_for(struct shstk_db *db, const struct shstk_db_closure_row *rows,
 			      &(struct set_rows){ .set = *ret, .rows = rows });
 }
 
-/* rows[0] is the executable itself: it is not stored (the closure view
- * makes it from the verdict); rows[1..n) are the set. */
-static int closure_write(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n,
-			 const struct shstk_db_verdict *v, bool fresh)
+int shstk_db_closure_set(struct shstk_db *db, const struct shstk_db_closure_row *rows, size_t n, int64_t *ret)
 {
-	_cleanup_reset_ sqlite3_stmt *del = NULL;
-	_cleanup_reset_ sqlite3_stmt *ver = NULL;
 	int64_t set = 0;
 	int r;
 
-	if (!v || n == 0 || rows[0].idx != 0)
+	if (n == 0 || rows[0].idx != 0)
+		return -EINVAL;
+	/* rows[0] is the executable itself: not part of the set. */
+	r = n > 1 ? set_for(db, rows + 1, n - 1, &set) : 0;
+	if (r < 0)
+		return r;
+	*ret = set;
+	return 0;
+}
+
+static int verdict_write(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v,
+			 bool fresh)
+{
+	_cleanup_reset_ sqlite3_stmt *del = NULL;
+	_cleanup_reset_ sqlite3_stmt *ver = NULL;
+	int r;
+
+	if (!v || set < 0)
 		return -EINVAL;
 	if (!fresh) {
 		r = db_prepare(db, SQL_VERDICT_DELETE, &del);
 		if (r < 0 || (r = db_bind_int64(db, del, 1, object)) < 0 || (r = db_step_done(db, del)) < 0)
 			return r;
 	}
-	r = n > 1 ? set_for(db, rows + 1, n - 1, &set) : 0;
-	if (r < 0)
-		return r;
 	r = db_prepare(db, SQL_VERDICT_INSERT, &ver);
 	if (r < 0 || (r = db_bind_int64(db, ver, 1, object)) < 0 || (r = db_bind_text(db, ver, 2, v->verdict)) < 0 ||
 	    (r = db_bind_int64(db, ver, 3, v->reason_idx)) < 0 || (r = db_bind_text(db, ver, 4, v->reason_name)) < 0 ||
@@ -211,6 +220,28 @@ static int closure_write(struct shstk_db *db, int64_t object, const struct shstk
 	    (r = bind_id_or_null(db, ver, 10, v->scan)) < 0 || (r = bind_id_or_null(db, ver, 11, set)) < 0)
 		return r;
 	return db_step_done(db, ver);
+}
+
+int shstk_db_verdict_insert(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v)
+{
+	return verdict_write(db, object, set, v, true);
+}
+
+int shstk_db_verdict_replace(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v)
+{
+	return verdict_write(db, object, set, v, false);
+}
+
+static int closure_write(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows, size_t n,
+			 const struct shstk_db_verdict *v, bool fresh)
+{
+	int64_t set;
+	int r;
+
+	if (!v)
+		return -EINVAL;
+	r = shstk_db_closure_set(db, rows, n, &set);
+	return r < 0 ? r : verdict_write(db, object, set, v, fresh);
 }
 
 int shstk_db_closure_sets_gc(struct shstk_db *db)

@@ -270,6 +270,16 @@ int shstk_db_closure_replace(struct shstk_db *db, int64_t object, const struct s
  * existing verdict makes it fail, never duplicate). */
 int shstk_db_closure_insert(struct shstk_db *db, int64_t object, const struct shstk_db_closure_row *rows,
 			    size_t n, const struct shstk_db_verdict *v);
+/*
+ * The two halves of the above, for a caller that knows closures share
+ * their rows: the set holding rows[1..n) (rows[0] is the executable;
+ * *ret = 0 when n is 1), found by its content or created; and the
+ * verdict of @object with set @set (0: none).  A set stays valid until
+ * shstk_db_closure_sets_gc() or the end of the transaction.
+ */
+int shstk_db_closure_set(struct shstk_db *db, const struct shstk_db_closure_row *rows, size_t n, int64_t *ret);
+int shstk_db_verdict_insert(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v);
+int shstk_db_verdict_replace(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v);
 /* Deletes the closure sets no verdict refers to any more; how many. */
 int shstk_db_closure_sets_gc(struct shstk_db *db);
 

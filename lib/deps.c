@@ -94,6 +94,16 @@ struct tail {
 	char *dir;      /* its canonical directory ($ORIGIN) */
 };
 
+/* The entries after the root that closures with one signature share
+ * (closure_memo_key()); key is the signature. */
+struct memo {
+	struct shstk_closure_entry *e;
+	size_t n;
+	uint64_t shared; /* shstk_closure.shared */
+	size_t keylen;
+	char key[];
+};
+
 struct shstk_resolver {
 	char *root; /* "" for this system, else an absolute path without trailing '/' */
 	struct shstk_ldcache *cache;
@@ -106,6 +116,8 @@ struct shstk_resolver {
 	struct shstk_hmap by_path; /* canonical path → struct objbox */
 	struct shstk_hmap by_id;   /* struct fid → struct objbox */
 	struct shstk_hmap tails;   /* "class:machine:$LIB:name" → struct tail */
+	struct shstk_hmap memo;    /* closure signature → struct memo */
+	uint64_t memo_serial;      /* the last memo's ->shared */
 	char **owned;              /* strings that only serve as map keys */
 	size_t n_owned;
 };
@@ -273,6 +285,19 @@ int shstk_resolver_object(struct shstk_resolver *r, const char *path, const stru
 	return probe_object(r, p, ret);
 }
 
+static void memo_clear(struct shstk_resolver *r)
+{
+	for (size_t i = 0; i < r->memo.cap; i++) {
+		struct memo *m = r->memo.slots[i].key ? r->memo.slots[i].value : NULL;
+
+		if (m) {
+			free(m->e);
+			free(m);
+		}
+	}
+	shstk_hmap_done(&r->memo);
+}
+
 int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct stat *st, int error,
 		       const char *errmsg, struct shstk_elf_info *info, const struct shstk_object **ret)
 {
@@ -283,6 +308,9 @@ int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct 
 
 	if (!r || !path || path[0] != '/' || !st || (error == 0 && !info))
 		return -EINVAL;
+	/* A new object or a new name can change closures computed before. */
+	if (r->memo.n > 0)
+		memo_clear(r);
 	id = (struct fid){ .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino };
 	b = shstk_hmap_get(&r->by_id, &id, sizeof(id));
 	if (b) {
@@ -550,6 +578,7 @@ void shstk_resolver_free(struct shstk_resolver *r)
 			free(t);
 		}
 	}
+	memo_clear(r);
 	shstk_hmap_done(&r->probes);
 	shstk_hmap_done(&r->by_path);
 	shstk_hmap_done(&r->by_id);
@@ -1268,6 +1297,131 @@ static int closure_build(struct ctx *c, const struct shstk_object *root, const c
 	return 0;
 }
 
+/* ---- closures shared by executables that differ only in themselves -------- */
+
+struct keybuf {
+	char *p;
+	size_t len, cap; /* cap 0: only counting */
+};
+
+static void key_put(struct keybuf *k, const void *v, size_t n)
+{
+	if (k->len + n <= k->cap)
+		memcpy(k->p + k->len, v, n);
+	k->len += n;
+}
+
+/* A string and its NUL, after a byte that tells NULL from "". */
+static void key_str(struct keybuf *k, const char *s)
+{
+	key_put(k, s ? "s" : "-", 1);
+	if (s)
+		key_put(k, s, strlen(s) + 1);
+}
+
+static bool has_dst(const char *s)
+{
+	return s && strchr(s, '$');
+}
+
+/*
+ * The signature of @root's closure (resolved from canonical @path under
+ * @abi): everything closure_build() reads of the root.  The loader asks the
+ * executable for its ABI, PT_INTERP, DT_NEEDED (in order), DT_RPATH,
+ * DT_RUNPATH and DT_SONAME (the one name its map answers to); its
+ * directory only through $ORIGIN.  The strings are NUL-terminated and
+ * cannot contain NUL, so the concatenation is unambiguous.  Only for a
+ * dynamic ELF file; the key is written when it fits @k->cap.
+ */
+static void closure_memo_key(struct keybuf *k, const struct shstk_object *root, const struct abi *abi,
+			     const char *path)
+{
+	const struct shstk_elf_info *i = &root->info;
+	bool origin = has_dst(i->rpath) || has_dst(i->runpath);
+	uint64_t n = i->n_needed;
+
+	for (size_t j = 0; j < i->n_needed && !origin; j++)
+		origin = has_dst(i->needed[j]);
+	key_put(k, &abi->cls, sizeof(abi->cls));
+	key_put(k, &abi->machine, sizeof(abi->machine));
+	key_put(k, &abi->dirs, sizeof(abi->dirs));
+	key_str(k, abi->lib);
+	key_str(k, abi->platform);
+	key_str(k, i->interp);
+	key_str(k, i->soname);
+	key_str(k, i->rpath);
+	key_str(k, i->runpath);
+	if (origin) {
+		/* $ORIGIN: the directory, not the file (dir_of() of it). */
+		const char *slash = strrchr(path, '/');
+
+		key_put(k, "o", 1);
+		key_put(k, path, slash && slash != path ? (size_t)(slash - path) : 1);
+		key_put(k, "", 1);
+	} else {
+		key_str(k, NULL);
+	}
+	key_put(k, &n, sizeof(n));
+	for (size_t j = 0; j < i->n_needed; j++)
+		key_str(k, i->needed[j]);
+}
+
+/* Whether @o is among the @n entries after a root: the closure of another
+ * executable that loads this one as a library is not this one's. */
+static bool tail_loads(const struct shstk_closure_entry *e, size_t n, const struct shstk_object *o)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].obj == o)
+			return true;
+	return false;
+}
+
+/* The memo for @key, or NULL. */
+static struct memo *memo_find(struct shstk_resolver *r, const char *key, size_t len)
+{
+	return shstk_hmap_get(&r->memo, key, len);
+}
+
+/* Remembers entries[1..n) of a closure just built under @key; best effort:
+ * without memory the next closure is built again. */
+static void memo_put(struct shstk_resolver *r, const char *key, size_t len, struct shstk_closure *cl)
+{
+	struct memo *m = malloc(sizeof(*m) + len);
+
+	if (!m)
+		return;
+	m->n = cl->n - 1;
+	m->e = malloc(m->n * sizeof(*m->e));
+	if (!m->e) {
+		free(m);
+		return;
+	}
+	memcpy(m->e, cl->entries + 1, m->n * sizeof(*m->e));
+	memcpy(m->key, key, len);
+	m->keylen = len;
+	m->shared = ++r->memo_serial;
+	if (shstk_hmap_put(&r->memo, m->key, len, m) < 0) {
+		free(m->e);
+		free(m);
+		return;
+	}
+	cl->shared = m->shared;
+}
+
+/* The closure of @root from memo @m: its own entry, then the shared ones. */
+static int closure_from_memo(const struct memo *m, const struct shstk_object *root, const char *path,
+			     struct shstk_closure *cl)
+{
+	cl->entries = malloc((m->n + 1) * sizeof(*cl->entries));
+	if (!cl->entries)
+		return -ENOMEM;
+	cl->entries[0] = (struct shstk_closure_entry){ .name = path, .obj = root, .via = SHSTK_VIA_SELF };
+	memcpy(cl->entries + 1, m->e, m->n * sizeof(*m->e));
+	cl->n = m->n + 1;
+	cl->shared = m->shared;
+	return 0;
+}
+
 int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct shstk_closure *ret)
 {
 	struct ctx c = { .r = r };
@@ -1277,6 +1431,10 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 	struct objbox *b;
 	struct probe *p;
 	const char *canon;
+	char kbuf[1024];
+	struct keybuf key = { .p = kbuf, .cap = sizeof(kbuf) };
+	_cleanup_free_ char *kheap = NULL;
+	const struct memo *m = NULL;
 	int k;
 
 	if (!r || !path || path[0] != '/' || !ret)
@@ -1313,13 +1471,32 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 			(void)shstk_resolver_object(r, root->info.interp, &interp);
 		c.abi = abi_for(r, root, interp, &generic);
 	}
-	k = closure_build(&c, root, canon);
-	if (k < 0) {
-		ctx_done(&c);
-		return k;
+	if (root->error == 0 && !root->info.is_static) {
+		closure_memo_key(&key, root, c.abi, canon);
+		if (key.len > key.cap) {
+			kheap = malloc(key.len);
+			if (!kheap)
+				return -ENOMEM;
+			key = (struct keybuf){ .p = kheap, .cap = key.len };
+			closure_memo_key(&key, root, c.abi, canon);
+		}
+		m = memo_find(r, key.p, key.len);
 	}
-	cl.entries = TAKE_PTR(c.e);
-	cl.n = c.n_e;
+	if (m && !tail_loads(m->e, m->n, root)) {
+		k = closure_from_memo(m, root, canon, &cl);
+		if (k < 0)
+			return k;
+	} else {
+		k = closure_build(&c, root, canon);
+		if (k < 0) {
+			ctx_done(&c);
+			return k;
+		}
+		cl.entries = TAKE_PTR(c.e);
+		cl.n = c.n_e;
+		if (key.len > 0 && !m && cl.n > 1 && !tail_loads(cl.entries + 1, cl.n - 1, root))
+			memo_put(r, key.p, key.len, &cl);
+	}
 	decide(&cl);
 	for (size_t i = 1; i < cl.n; i++)
 		if (cl.entries[i].obj && is_jit(cl.entries[i].obj))

@@ -84,6 +84,9 @@ struct shstk_closure {
 	size_t reason;       /* index of the entry the verdict is about (0 for the root) */
 	uint32_t risks;      /* the root's risks, plus SHSTK_RISK_JIT if any object of the
 	                      * closure is a known JIT runtime */
+	uint64_t shared;     /* nonzero: closures of this resolver with the same value have
+	                      * the same entries after [0] (same objects, names, via, depth
+	                      * and parent); 0: nothing shared */
 };
 
 int shstk_resolver_new(const struct shstk_resolver_opts *opts, struct shstk_resolver **ret);
@@ -119,7 +122,11 @@ int shstk_resolver_ldcache_status(const struct shstk_resolver *r, const char **r
 /* Computes the closure and verdict of the object at @path.  Free with shstk_closure_done().
  * Entries point into the resolver's memo: free closures before the resolver.
  * Every DT_NEEDED of every loaded object is an entry; a name answered by an
- * object already in the closure is VIA_LOADED and points at that object. */
+ * object already in the closure is VIA_LOADED and points at that object.
+ * Executables that differ only in themselves (the same ABI, PT_INTERP,
+ * DT_NEEDED, DT_RPATH, DT_RUNPATH and DT_SONAME, and the same directory when
+ * one of those uses a DST) are resolved once: the closures of the others
+ * are copies, marked by the same ->shared. */
 int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct shstk_closure *ret);
 void shstk_closure_done(struct shstk_closure *c);
 

@@ -269,6 +269,98 @@ static void test_deps_hardlink_origin(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Entries after the root: the same objects, names and places. */
+static void expect_same_tail(const struct shstk_closure *a, const struct shstk_closure *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 1; i < a->n; i++) {
+		assert_string_equal(a->entries[i].name, b->entries[i].name);
+		assert_ptr_equal(a->entries[i].obj, b->entries[i].obj);
+		assert_int_equal(a->entries[i].via, b->entries[i].via);
+		assert_int_equal(a->entries[i].depth, b->entries[i].depth);
+		assert_int_equal(a->entries[i].parent, b->entries[i].parent);
+	}
+}
+
+/*
+ * Executables that differ only in themselves share what comes after them
+ * (shstk_closure.shared), and only those: a copy of a program in another
+ * directory shares nothing when its RPATH has $ORIGIN, and a program that
+ * another copy loads as a library has its own closure, in which the copy
+ * it is is VIA_LOADED.  A copy of the fixture root with
+ *   /opt/app/bin/app-eligible2 and /opt/copy/bin/app-eligible: copies of
+ *     app-eligible (no DT_RPATH);
+ *   /opt/copy/bin/app-origin: a copy of app-origin (RPATH $ORIGIN/../lib,
+ *     and /opt/copy/lib does not exist);
+ *   /opt/app/bin/app-origin2: a copy of app-origin, and
+ *     /opt/app/lib/libpriv.so.1 a symbolic link to it.
+ */
+static void test_deps_shared_closures(void **state)
+{
+	static const char *const eligible[] = { "/opt/app/bin/app-eligible", "/opt/app/bin/app-eligible2",
+						"/opt/copy/bin/app-eligible" };
+	char tmp[] = "/tmp/test-deps-XXXXXX";
+	char cmd[4 * PATH_MAX], root[PATH_MAX];
+	struct shstk_resolver_opts o = { .root = root };
+	struct shstk_closure c[3], x;
+	const struct shstk_closure_entry *e;
+	struct shstk_resolver *r = NULL;
+
+	need_fixtures();
+	assert_non_null(mkdtemp(tmp));
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a '%s/root' '%s' && cd '%s/opt' && mkdir -p copy/bin && "
+		 "cp app/bin/app-eligible app/bin/app-eligible2 && cp app/bin/app-eligible copy/bin/ && "
+		 "cp app/bin/app-origin copy/bin/ && cp app/bin/app-origin app/bin/app-origin2 && "
+		 "ln -sf ../bin/app-origin2 app/lib/libpriv.so.1",
+		 fixtures, root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(shstk_resolver_new(&o, &r), 0);
+
+	for (size_t i = 0; i < ELEMENTSOF(eligible); i++) {
+		closure(r, eligible[i], &c[i]);
+		assert_string_equal(c[i].entries[0].name, eligible[i]);
+		assert_string_equal(c[i].entries[0].obj->path, eligible[i]);
+		assert_int_equal(c[i].verdict, SHSTK_ELIGIBLE);
+		assert_int_not_equal(c[i].shared, 0);
+		assert_int_equal(c[i].shared, c[0].shared);
+		expect_same_tail(&c[0], &c[i]);
+	}
+	assert_ptr_not_equal(c[0].entries[0].obj, c[1].entries[0].obj);
+	assert_ptr_not_equal(c[0].entries[0].obj, c[2].entries[0].obj);
+
+	/* Same DT_NEEDED and RPATH text, but $ORIGIN makes it another search. */
+	closure(r, "/opt/app/bin/app-origin", &x);
+	e = entry(&x, "libpriv.so.1");
+	assert_int_equal(e->via, SHSTK_VIA_RPATH);
+	assert_string_equal(e->obj->path, "/opt/app/bin/app-origin2");
+	assert_int_not_equal(x.shared, c[0].shared);
+	shstk_closure_done(&c[1]);
+	c[1] = x;
+	closure(r, "/opt/copy/bin/app-origin", &x);
+	expect_found(&x, "libpriv.so.1", SHSTK_VIA_MISSING, NULL);
+	assert_int_equal(x.verdict, SHSTK_INELIGIBLE_DEP_MISSING);
+	assert_true(x.shared != c[1].shared || x.shared == 0);
+	shstk_closure_done(&x);
+
+	/* app-origin2 has app-origin's signature, but the library app-origin
+	 * loads is app-origin2 itself: the loader finds it loaded already. */
+	closure(r, "/opt/app/bin/app-origin2", &x);
+	e = entry(&x, "libpriv.so.1");
+	assert_int_equal(e->via, SHSTK_VIA_LOADED);
+	assert_ptr_equal(e->obj, x.entries[0].obj);
+	assert_true(x.shared != c[1].shared || x.shared == 0);
+	assert_int_equal(x.verdict, SHSTK_ELIGIBLE);
+	shstk_closure_done(&x);
+
+	for (size_t i = 0; i < ELEMENTSOF(c); i++)
+		shstk_closure_done(&c[i]);
+	shstk_resolver_free(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_deps_rpath_runpath(void **state)
 {
 	struct shstk_resolver *r = resolver_for("root");
@@ -575,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_deps_32bit),
 		cmocka_unit_test(test_deps_origin_and_dsts),
 		cmocka_unit_test(test_deps_hardlink_origin),
+		cmocka_unit_test(test_deps_shared_closures),
 		cmocka_unit_test(test_deps_rpath_runpath),
 		cmocka_unit_test(test_deps_loaded_once),
 		cmocka_unit_test(test_deps_ldcache_in_root),
