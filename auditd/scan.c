@@ -542,7 +542,10 @@ int shstk_scan(const struct shstk_scan_opts *opts, struct shstk_db *db, struct s
 	stats.closure_s = now_s() - c.started - stats.walk_s;
 
 	r = shstk_db_begin(db);
-	for (size_t i = 0; r >= 0 && i < c.n_roots; i++)
+	/* After a first scan of the roots every row under them is this scan's:
+	 * nothing to touch, and finding that out reads every row (15 ms for
+	 * 20 000 files). */
+	for (size_t i = 0; r >= 0 && !c.feed_from_walk && i < c.n_roots; i++)
 		r = shstk_db_objects_touch(db, c.roots[i], c.scan_id, c.now_us);
 	stats.duration_s = now_s() - c.started;
 	end = (struct shstk_db_scan){

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "db.h"
 #include "scan.h"
@@ -236,6 +237,64 @@ static void test_scan_incremental_opens_nothing(void **state)
 	assert_int_equal(st.closures, 0);
 	shstk_scan_stats_done(&st);
 	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked"), "dep-unmarked libunmarked.so.1");
+	shstk_db_close(db);
+}
+
+/* One number from the scan's database, read behind the DAL's back. */
+static long long raw_query(const char *sql)
+{
+	char path[512];
+	sqlite3 *c;
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "%s/db/shstk.db", tmpdir);
+	assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_busy_timeout(c, 5000), SQLITE_OK);
+	if (sqlite3_prepare_v2(c, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(c));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(c);
+	return v;
+}
+
+/*
+ * Every object row under the roots says which scan saw it last: a first
+ * scan writes them all (and has nothing to touch after); a rescan that
+ * reuses a row touches it once it is older than a day.
+ */
+static void test_scan_last_seen(void **state)
+{
+	struct shstk_db *db = open_db();
+	struct shstk_scan_stats st;
+	int64_t first;
+	char sql[256];
+
+	scan(db, &st);
+	first = st.scan_id;
+	shstk_scan_stats_done(&st);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM objects WHERE last_scan IS NOT %lld", (long long)first);
+	assert_int_equal(raw_query(sql), 0);
+	assert_int_equal(raw_query("SELECT count(*) FROM objects"), TREE_CANDIDATES);
+
+	/* Seen this scan, not touched. */
+	scan(db, &st);
+	assert_int_equal(st.reused, TREE_CANDIDATES);
+	shstk_scan_stats_done(&st);
+	assert_int_equal(raw_query(sql), 0);
+
+	/* Two days old: touched by the next scan. */
+	assert_int_equal(raw_query("UPDATE objects SET last_seen_us = last_seen_us - 172800000000 "
+				   "WHERE path = '/usr/bin/eligible' RETURNING 1"), 1);
+	scan(db, &st);
+	snprintf(sql, sizeof(sql), "SELECT last_scan FROM objects WHERE path = '/usr/bin/eligible'");
+	assert_int_equal(raw_query(sql), st.scan_id);
+	assert_int_not_equal(st.scan_id, first);
+	shstk_scan_stats_done(&st);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM objects WHERE last_scan = %lld", (long long)first);
+	assert_int_equal(raw_query(sql), TREE_CANDIDATES - 1);
 	shstk_db_close(db);
 }
 
@@ -585,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_threads_agree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_incremental_opens_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_last_seen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_changed_file_reread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_removed_file_disappears, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_removed_executable_cascades, setup, teardown),
