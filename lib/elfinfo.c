@@ -354,12 +354,20 @@ static int read_phdrs(struct reader *r)
 
 /* ---- notes -------------------------------------------------------------- */
 
+/* Named in messages as "program header 3 (PT_NOTE)", "section 7 (SHT_NOTE)";
+ * formatted only for a message (three snprintf()s per file were 8 % of
+ * reading an ELF file). */
 struct note_area {
-	const char *what; /* "program header 3 (PT_NOTE)", "section 7 (SHT_NOTE)" */
+	const char *unit; /* "program header", "section" */
+	size_t index;
+	const char *type; /* "PT_NOTE", "PT_GNU_PROPERTY", "SHT_NOTE" */
 	uint64_t off;     /* file offset */
 	uint64_t size;
 	uint64_t align;   /* 4 or 8 */
 };
+
+#define AREA_FMT "%s %zu (%s)"
+#define AREA_ARGS(a) (a)->unit, (a)->index, (a)->type
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -380,9 +388,9 @@ static int parse_properties(struct reader *r, const struct note_area *a, uint64_
 
 	if (descsz % pa != 0) {
 		shstk_err_set(r->err,
-			      "%s: property note at 0x%" PRIx64 ": n_descsz 0x%x not a multiple of %" PRIu64
+			      AREA_FMT ": property note at 0x%" PRIx64 ": n_descsz 0x%x not a multiple of %" PRIu64
 			      " (misaligned properties)",
-			      a->what, desc_off, descsz, pa);
+			      AREA_ARGS(a), desc_off, descsz, pa);
 		return -EBADMSG;
 	}
 	for (uint64_t o = 0; o < descsz;) {
@@ -390,8 +398,8 @@ static int parse_properties(struct reader *r, const struct note_area *a, uint64_
 		uint64_t step;
 
 		if (descsz - o < 8) {
-			shstk_err_set(r->err, "%s: property at 0x%" PRIx64 ": header past end of note",
-				      a->what, desc_off + o);
+			shstk_err_set(r->err, AREA_FMT ": property at 0x%" PRIx64 ": header past end of note",
+				      AREA_ARGS(a), desc_off + o);
 			return -EBADMSG;
 		}
 		type = rd32(r, d + o);
@@ -399,16 +407,16 @@ static int parse_properties(struct reader *r, const struct note_area *a, uint64_
 		step = 8 + align_up(datasz, pa);
 		if (step > descsz - o) {
 			shstk_err_set(r->err,
-				      "%s: property 0x%x at 0x%" PRIx64 ": pr_datasz 0x%x (padded 0x%" PRIx64
+				      AREA_FMT ": property 0x%x at 0x%" PRIx64 ": pr_datasz 0x%x (padded 0x%" PRIx64
 				      ") past end of descriptor (0x%x)",
-				      a->what, type, desc_off + o, datasz, step - 8, descsz);
+				      AREA_ARGS(a), type, desc_off + o, datasz, step - 8, descsz);
 			return -EBADMSG;
 		}
 		if (type == SHSTK_GNU_PROPERTY_X86_FEATURE_1_AND) {
 			if (datasz != 4) {
 				shstk_err_set(r->err,
-					      "%s: property 0x%x at 0x%" PRIx64 ": pr_datasz 0x%x (expected 4)",
-					      a->what, type, desc_off + o, datasz);
+					      AREA_FMT ": property 0x%x at 0x%" PRIx64 ": pr_datasz 0x%x (expected 4)",
+					      AREA_ARGS(a), type, desc_off + o, datasz);
 				return -EBADMSG;
 			}
 			/* Several notes or properties: the first one counts, as in glibc's
@@ -443,8 +451,8 @@ static int parse_notes(struct reader *r, const struct note_area *a, bool want_pr
 
 		if (a->size - o < 12) {
 			shstk_err_set(r->err,
-				      "%s: note at 0x%" PRIx64 ": header truncated (0x%" PRIx64 " bytes left)",
-				      a->what, a->off + o, a->size - o);
+				      AREA_FMT ": note at 0x%" PRIx64 ": header truncated (0x%" PRIx64 " bytes left)",
+				      AREA_ARGS(a), a->off + o, a->size - o);
 			return -EBADMSG;
 		}
 		namesz = rd32(r, base + o);
@@ -453,15 +461,15 @@ static int parse_notes(struct reader *r, const struct note_area *a, bool want_pr
 		name_off = o + 12;
 		if (namesz > a->size - name_off) {
 			shstk_err_set(r->err,
-				      "%s: note at 0x%" PRIx64 ": n_namesz 0x%x past end of notes (0x%" PRIx64 ")",
-				      a->what, a->off + o, namesz, a->size);
+				      AREA_FMT ": note at 0x%" PRIx64 ": n_namesz 0x%x past end of notes (0x%" PRIx64 ")",
+				      AREA_ARGS(a), a->off + o, namesz, a->size);
 			return -EBADMSG;
 		}
 		desc_off = align_up(name_off + namesz, a->align);
 		if (desc_off > a->size || descsz > a->size - desc_off) {
 			shstk_err_set(r->err,
-				      "%s: note at 0x%" PRIx64 ": n_descsz 0x%x past end of notes (0x%" PRIx64 ")",
-				      a->what, a->off + o, descsz, a->size);
+				      AREA_FMT ": note at 0x%" PRIx64 ": n_descsz 0x%x past end of notes (0x%" PRIx64 ")",
+				      AREA_ARGS(a), a->off + o, descsz, a->size);
 			return -EBADMSG;
 		}
 		end = align_up(desc_off + descsz, a->align);
@@ -502,7 +510,6 @@ static int read_segment_notes(struct reader *r)
 	struct shstk_elf_info *info = r->info;
 	bool found = false, saw, any_note = false;
 	uint32_t value = 0;
-	char what[64];
 	int ret;
 
 	/* PT_GNU_PROPERTY first: it is what ld.so reads. */
@@ -514,8 +521,7 @@ static int read_segment_notes(struct reader *r)
 		ret = check_segment(r, i);
 		if (ret < 0)
 			return ret;
-		snprintf(what, sizeof(what), "program header %zu (PT_GNU_PROPERTY)", i);
-		a = (struct note_area){ what, r->ph[i].p_offset, r->ph[i].p_filesz,
+		a = (struct note_area){ "program header", i, "PT_GNU_PROPERTY", r->ph[i].p_offset, r->ph[i].p_filesz,
 					note_align(r->ph[i].p_align) };
 		saw = false;
 		ret = parse_notes(r, &a, true, &found, &value, &saw);
@@ -523,8 +529,8 @@ static int read_segment_notes(struct reader *r)
 			return ret;
 		if (!saw) {
 			shstk_err_set(r->err,
-				      "%s at 0x%" PRIx64 ": no NT_GNU_PROPERTY_TYPE_0 note in segment",
-				      what, a.off);
+				      AREA_FMT " at 0x%" PRIx64 ": no NT_GNU_PROPERTY_TYPE_0 note in segment",
+				      AREA_ARGS(&a), a.off);
 			return -EBADMSG;
 		}
 		any_note = true;
@@ -542,8 +548,7 @@ static int read_segment_notes(struct reader *r)
 		ret = check_segment(r, i);
 		if (ret < 0)
 			return ret;
-		snprintf(what, sizeof(what), "program header %zu (PT_NOTE)", i);
-		a = (struct note_area){ what, r->ph[i].p_offset, r->ph[i].p_filesz,
+		a = (struct note_area){ "program header", i, "PT_NOTE", r->ph[i].p_offset, r->ph[i].p_filesz,
 					note_align(r->ph[i].p_align) };
 		saw = false;
 		ret = parse_notes(r, &a, want, &found, &value, &saw);
@@ -570,7 +575,6 @@ static int read_section_notes(struct reader *r)
 	bool found = false, saw = false;
 	uint32_t value = 0;
 	Elf_Scn *scn = NULL;
-	char what[64];
 
 	while ((scn = elf_nextscn(r->elf, scn))) {
 		GElf_Shdr sh;
@@ -583,15 +587,15 @@ static int read_section_notes(struct reader *r)
 		}
 		if (sh.sh_type != SHT_NOTE)
 			continue;
-		snprintf(what, sizeof(what), "section %zu (SHT_NOTE)", elf_ndxscn(scn));
+		a = (struct note_area){ "section", elf_ndxscn(scn), "SHT_NOTE", sh.sh_offset, sh.sh_size,
+					note_align(sh.sh_addralign) };
 		if (!in_image(r, sh.sh_offset, sh.sh_size)) {
 			shstk_err_set(r->err,
-				      "%s: sh_offset 0x%" PRIx64 " + sh_size 0x%" PRIx64
+				      AREA_FMT ": sh_offset 0x%" PRIx64 " + sh_size 0x%" PRIx64
 				      " past end of file (0x%zx)",
-				      what, (uint64_t)sh.sh_offset, (uint64_t)sh.sh_size, r->size);
+				      AREA_ARGS(&a), (uint64_t)sh.sh_offset, (uint64_t)sh.sh_size, r->size);
 			return -EBADMSG;
 		}
-		a = (struct note_area){ what, sh.sh_offset, sh.sh_size, note_align(sh.sh_addralign) };
 		ret = parse_notes(r, &a, !found, &found, &value, &saw);
 		if (ret < 0)
 			return ret;
