@@ -272,6 +272,17 @@ static void test_db_object_upsert_lookup(void **state)
 	assert_int_equal(g.first_seen, 1000);
 	/* Without a build-id the identity is the file key (dev, ino, size, mtime). */
 	assert_string_equal(g.identity, "file:42:9:5:1700000000000000009");
+	{
+		char b[32];
+
+		/* Cut to the buffer as snprintf() would, whatever the branch. */
+		assert_string_equal(shstk_db_identity("0123456789abcdef", 0, 0, 0, 0, b, 12), "build-id:01");
+		assert_string_equal(shstk_db_identity("0123456789abcdef", 0, 0, 0, 0, b, 26),
+				    "build-id:0123456789abcdef");
+		assert_string_equal(shstk_db_identity("0123456789abcdef", 0, 0, 0, 0, b, 25),
+				    "build-id:0123456789abcde");
+		assert_string_equal(shstk_db_identity("", 1, 2, 3, 4, b, sizeof(b)), "file:1:2:3:4");
+	}
 	risks[0] = '\0';
 	assert_int_equal(shstk_db_risks_foreach(db, id1, got_risk, risks), 0);
 	assert_string_equal(risks, "");
