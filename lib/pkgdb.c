@@ -530,15 +530,17 @@ static char no_dir[] = "";
  * files in 400 directories.  NULL when it does not resolve. */
 static const char *dir_canon(struct shstk_pkgdb *db, const char *dir, size_t len)
 {
-	_cleanup_free_ char *key = strndup(dir, len);
+	_cleanup_free_ char *key = NULL;
 	char *canon = NULL, *v;
 	struct stat st;
 
-	if (!key)
-		return NULL;
-	v = shstk_hmap_get(&db->dirs, key, len);
+	/* Keys are compared by length: no copy to look one up. */
+	v = shstk_hmap_get(&db->dirs, dir, len);
 	if (v)
 		return v == no_dir ? NULL : v;
+	key = strndup(dir, len);
+	if (!key)
+		return NULL;
 	if (shstk_chase(db->root, key, &canon, &st) < 0)
 		canon = NULL;
 	if (shstk_hmap_put(&db->dirs, key, len, canon ? canon : no_dir) < 0) {
@@ -555,6 +557,7 @@ static char *dir_resolved(struct shstk_pkgdb *db, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	const char *canon;
+	size_t cl, sl;
 	char *s;
 
 	if (!slash || slash == path)
@@ -562,8 +565,15 @@ static char *dir_resolved(struct shstk_pkgdb *db, const char *path)
 	canon = dir_canon(db, path, (size_t)(slash - path));
 	if (!canon)
 		return NULL;
-	if (asprintf(&s, "%s%s", strcmp(canon, "/") ? canon : "", slash) < 0)
+	/* "<canon><slash…>", "/" as canon adding nothing (not asprintf(): once
+	 * for every file no package lists). */
+	cl = strcmp(canon, "/") ? strlen(canon) : 0;
+	sl = strlen(slash);
+	s = malloc(cl + sl + 1);
+	if (!s)
 		return NULL;
+	memcpy(s, canon, cl);
+	memcpy(s + cl, slash, sl + 1);
 	return s;
 }
 
