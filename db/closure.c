@@ -34,6 +34,10 @@ static struct db_rows_sql sql_set_rows_insert = DB_ROWS_SQL(
 static const char SQL_VERDICT_INSERT[] =
 	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
 	"risks, closure_size, closure_hash, scan, closure_set) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+static struct db_rows_sql sql_verdicts_insert = DB_ROWS_SQL(
+	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
+	"risks, closure_size, closure_hash, scan, closure_set) VALUES ",
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 11);
 static const char SQL_CLOSURE_SELECT[] =
 	"SELECT c.idx, c.name, coalesce(c.resolved, 0), c.resolved_path, c.via, c.depth, c.parent, "
 	"coalesce(o.format, 0), coalesce(o.class, 0), coalesce(o.machine, 0), coalesce(o.has_x86_feature, 0), "
@@ -196,6 +200,25 @@ int shstk_db_closure_set(struct shstk_db *db, const struct shstk_db_closure_row 
 	return 0;
 }
 
+/* Binds verdict @v of @object with set @set to parameters @base+1 .. @base+11. */
+static int bind_verdict(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t object, int64_t set,
+			const struct shstk_db_verdict *v)
+{
+	int r;
+
+	if ((r = db_bind_int64(db, st, base + 1, object)) < 0 || (r = db_bind_text(db, st, base + 2, v->verdict)) < 0 ||
+	    (r = db_bind_int64(db, st, base + 3, v->reason_idx)) < 0 ||
+	    (r = db_bind_text(db, st, base + 4, v->reason_name)) < 0 ||
+	    (r = db_bind_text(db, st, base + 5, v->reason_path)) < 0 ||
+	    (r = bind_id_or_null(db, st, base + 6, v->reason_object)) < 0 ||
+	    (r = db_bind_int64(db, st, base + 7, v->risks)) < 0 ||
+	    (r = db_bind_int64(db, st, base + 8, v->closure_size)) < 0 ||
+	    (r = db_bind_int64(db, st, base + 9, (int64_t)v->closure_hash)) < 0 ||
+	    (r = bind_id_or_null(db, st, base + 10, v->scan)) < 0 || (r = bind_id_or_null(db, st, base + 11, set)) < 0)
+		return r;
+	return 0;
+}
+
 static int verdict_write(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v,
 			 bool fresh)
 {
@@ -211,20 +234,23 @@ static int verdict_write(struct shstk_db *db, int64_t object, int64_t set, const
 			return r;
 	}
 	r = db_prepare(db, SQL_VERDICT_INSERT, &ver);
-	if (r < 0 || (r = db_bind_int64(db, ver, 1, object)) < 0 || (r = db_bind_text(db, ver, 2, v->verdict)) < 0 ||
-	    (r = db_bind_int64(db, ver, 3, v->reason_idx)) < 0 || (r = db_bind_text(db, ver, 4, v->reason_name)) < 0 ||
-	    (r = db_bind_text(db, ver, 5, v->reason_path)) < 0 ||
-	    (r = bind_id_or_null(db, ver, 6, v->reason_object)) < 0 || (r = db_bind_int64(db, ver, 7, v->risks)) < 0 ||
-	    (r = db_bind_int64(db, ver, 8, v->closure_size)) < 0 ||
-	    (r = db_bind_int64(db, ver, 9, (int64_t)v->closure_hash)) < 0 ||
-	    (r = bind_id_or_null(db, ver, 10, v->scan)) < 0 || (r = bind_id_or_null(db, ver, 11, set)) < 0)
+	if (r < 0 || (r = bind_verdict(db, ver, 0, object, set, v)) < 0)
 		return r;
 	return db_step_done(db, ver);
 }
 
-int shstk_db_verdict_insert(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v)
+static int bind_verdict_row(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud)
 {
-	return verdict_write(db, object, set, v, true);
+	const struct shstk_db_verdict *v = (const struct shstk_db_verdict *)ud + i;
+
+	return v->closure_set < 0 ? -EINVAL : bind_verdict(db, st, base, v->object, v->closure_set, v);
+}
+
+int shstk_db_verdicts_insert(struct shstk_db *db, const struct shstk_db_verdict *v, size_t n)
+{
+	if (n > 0 && !v)
+		return -EINVAL;
+	return db_insert_rows(db, &sql_verdicts_insert, n, bind_verdict_row, (void *)v);
 }
 
 int shstk_db_verdict_replace(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v)

@@ -255,6 +255,7 @@ struct shstk_db_verdict {
 	uint32_t closure_size;
 	uint64_t closure_hash;    /* lets a rescan skip rewriting an unchanged closure */
 	int64_t scan;
+	int64_t closure_set;      /* shstk_db_verdicts_insert() only: its set, 0 for none */
 };
 
 /*
@@ -274,12 +275,15 @@ int shstk_db_closure_insert(struct shstk_db *db, int64_t object, const struct sh
  * The two halves of the above, for a caller that knows closures share
  * their rows: the set holding rows[1..n) (rows[0] is the executable;
  * *ret = 0 when n is 1), found by its content or created; and the
- * verdict of @object with set @set (0: none).  A set stays valid until
+ * verdict of @object with set @set (0: none), replacing one (inserts:
+ * shstk_db_verdicts_insert()).  A set stays valid until
  * shstk_db_closure_sets_gc() or the end of the transaction.
  */
 int shstk_db_closure_set(struct shstk_db *db, const struct shstk_db_closure_row *rows, size_t n, int64_t *ret);
-int shstk_db_verdict_insert(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v);
 int shstk_db_verdict_replace(struct shstk_db *db, int64_t object, int64_t set, const struct shstk_db_verdict *v);
+/* Verdicts v[0..n) of executables without one (v[i].object, with set
+ * v[i].closure_set), several a statement: a closure phase writes thousands. */
+int shstk_db_verdicts_insert(struct shstk_db *db, const struct shstk_db_verdict *v, size_t n);
 /* Deletes the closure sets no verdict refers to any more; how many. */
 int shstk_db_closure_sets_gc(struct shstk_db *db);
 

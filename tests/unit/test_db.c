@@ -525,6 +525,66 @@ static void test_db_closure_sets_shared(void **state)
 	shstk_db_close(db);
 }
 
+/*
+ * The halves of closure_insert for a writer that knows closures share
+ * rows: one set for 20 executables, their verdicts inserted 16 and 4 a
+ * statement, each read back whole through the closure view.
+ */
+static void test_db_verdicts_insert_many(void **state)
+{
+	struct shstk_db *db = open_db("vm.db");
+	struct shstk_db_object l = obj("/usr/lib/libl.so.1", "shlib", 3, 100);
+	int64_t il = upsert(db, &l), set = -1, ids[20];
+	struct shstk_db_verdict v[20];
+	struct shstk_db_closure_row rows[] = {
+		{ .idx = 0, .name = "/usr/bin/x", .via = "self" },
+		{ .idx = 1, .name = "libl.so.1", .resolved = il, .resolved_path = "/usr/lib/libl.so.1",
+		  .via = "ld.so.cache", .depth = 1 },
+	};
+	char path[20][32], want[256];
+	struct rows got;
+
+	assert_int_equal(shstk_db_closure_set(db, rows, 1, &set), 0);
+	assert_int_equal(set, 0);
+	assert_int_equal(shstk_db_closure_set(db, rows, 2, &set), 0);
+	assert_true(set > 0);
+	for (int i = 0; i < 20; i++) {
+		struct shstk_db_object e;
+
+		snprintf(path[i], sizeof(path[i]), "/usr/bin/e%02d", i);
+		e = obj(path[i], "pie", 3, (uint64_t)i + 1);
+		ids[i] = upsert(db, &e);
+		v[i] = (struct shstk_db_verdict){ .object = ids[i], .verdict = i % 2 ? "eligible" : "dep-unmarked",
+						  .closure_size = 2, .closure_hash = (uint64_t)i + 7,
+						  .closure_set = set };
+		if (i % 2 == 0) {
+			v[i].reason_idx = 1;
+			v[i].reason_name = "libl.so.1";
+			v[i].reason_path = "/usr/lib/libl.so.1";
+			v[i].reason_object = il;
+		}
+	}
+	assert_int_equal(shstk_db_verdicts_insert(db, v, 20), 0);
+	assert_int_equal(shstk_db_verdicts_insert(db, v, 0), 0);
+	assert_int_equal(raw_query(dbpath("vm.db"), "SELECT count(*) FROM closure_sets"), 1);
+	for (int i = 0; i < 20; i++) {
+		char verdict[256] = "";
+
+		memset(&got, 0, sizeof(got));
+		assert_int_equal(shstk_db_closure_foreach(db, ids[i], got_row, &got), 0);
+		snprintf(want, sizeof(want), "0:%s:%s:self:1:3;1:libl.so.1:/usr/lib/libl.so.1:ld.so.cache:1:3;", path[i],
+			 path[i]);
+		assert_string_equal(got.text, want);
+		assert_int_equal(shstk_db_verdict_get(db, ids[i], got_verdict, verdict), 1);
+		assert_string_equal(verdict, i % 2 ? "eligible:0:-:-:0" : "dep-unmarked:1:libl.so.1:/usr/lib/libl.so.1:0");
+	}
+	/* An executable has one verdict: a second insert fails, whole. */
+	assert_true(shstk_db_verdicts_insert(db, v + 3, 1) < 0);
+	assert_int_equal(raw_query(dbpath("vm.db"), "SELECT count(*) FROM verdicts"), 20);
+	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+	shstk_db_close(db);
+}
+
 /* The schema migrations of db/schema.c (db-internal.h). */
 extern const char *const db_migrations[];
 
@@ -922,6 +982,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_db_foreach_stat_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_insert_many, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_verdicts_insert_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_sets_shared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_migrate_closures_from_3, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_transaction_rollback, setup, teardown),

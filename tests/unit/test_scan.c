@@ -316,17 +316,26 @@ static void test_scan_changed_file_reread(void **state)
 		 in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"), in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"),
 		 in_root("/usr/lib/x86_64-linux-gnu/libmarked.so.1"));
 	assert_int_equal(system(cmd), 0);
+	/* Two new copies of eligible, before and after the rewritten ones in
+	 * path order: new verdicts wait to be written in a batch while the
+	 * changed ones are replaced. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && cp '%s' '%s'", in_root("/usr/bin/eligible"),
+		 in_root("/usr/bin/aa-copy"), in_root("/usr/bin/eligible"), in_root("/usr/bin/zz-copy"));
+	assert_int_equal(system(cmd), 0);
 	scan(db, &st);
-	assert_int_equal(st.files_opened, 2);
+	assert_int_equal(st.files_opened, 4);
 	assert_int_equal(st.changed, 2);
+	assert_int_equal(st.added, 2);
 	assert_int_equal(st.reused, TREE_CANDIDATES - 2);
 	/* The executables whose verdict changes are rewritten: eligible, its
 	 * hard link and dep-unmarked2 (libmarked.so.1 is now its first
 	 * unmarked library).  self-unmarked loads it too, but its rows and
-	 * verdict are the same, so it is left alone. */
-	assert_int_equal(st.closures, TREE_EXECUTABLES);
-	assert_int_equal(st.closures_written, 3);
+	 * verdict are the same, so it is left alone.  The copies are new. */
+	assert_int_equal(st.closures, TREE_EXECUTABLES + 2);
+	assert_int_equal(st.closures_written, 5);
 	shstk_scan_stats_done(&st);
+	assert_string_equal(verdict_of(db, "/usr/bin/aa-copy"), "dep-unmarked libmarked.so.1");
+	assert_string_equal(verdict_of(db, "/usr/bin/zz-copy"), "dep-unmarked libmarked.so.1");
 	assert_string_equal(verdict_of(db, "/usr/bin/eligible"), "dep-unmarked libmarked.so.1");
 	assert_string_equal(verdict_of(db, "/usr/sbin/eligible-hard"), "dep-unmarked libmarked.so.1");
 	assert_string_equal(verdict_of(db, "/usr/bin/dep-unmarked2"), "dep-unmarked libmarked.so.1");
