@@ -339,6 +339,19 @@ static int configure(struct shstk_db *db)
 	return r;
 }
 
+static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Before SQLite's first use in the process: no memory statistics (they
+ * are read nowhere, and keeping them takes a process-wide mutex around
+ * every allocation: 6 % of writing an object row).  Fails harmlessly when
+ * something else in the process initialized SQLite first.
+ */
+static void sqlite_setup(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
 {
 	struct shstk_db *db;
@@ -368,6 +381,7 @@ int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
 		}
 		close(fd);
 	}
+	pthread_once(&sqlite_once, sqlite_setup);
 	rc = sqlite3_open_v2(path, &db->conn,
 			     (db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX |
 				     SQLITE_OPEN_EXRESCODE,
