@@ -695,8 +695,11 @@ int scan_closures(struct scan_ctx *c)
 		r = shstk_db_begin(c->db);
 	if (r >= 0)
 		r = closures_pipelined(k);
-	/* Replaced closures and removed executables leave sets behind. */
-	if (r >= 0)
+	/* Replaced closures and removed executables leave sets behind; a
+	 * first scan of the roots replaces and removes nothing, and finding
+	 * that out reads every verdict and set (35 M instructions for 13 000
+	 * executables). */
+	if (r >= 0 && !c->feed_from_walk)
 		r = shstk_db_closure_sets_gc(c->db);
 	if (r >= 0)
 		r = shstk_db_meta_set(c->db, key, stamp);
