@@ -184,6 +184,14 @@ int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o,
  */
 int shstk_db_object_insert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
 			   int64_t *ret_id);
+/*
+ * The same for @n paths at once, several rows a statement (most of an
+ * INSERT's cost is per statement); ret_ids[i] gets o[i]'s id.  Must run
+ * inside a transaction opened with shstk_db_begin(): the new rows' ids are
+ * picked from the table's largest, which no other writer can change then.
+ */
+int shstk_db_objects_insert(struct shstk_db *db, const struct shstk_db_object *o, size_t n, int64_t scan,
+			    int64_t now_us, int64_t *ret_ids);
 
 /* Marks the objects under @root (as for foreach_stat) seen by @scan at
  * @now_us, unless they were marked seen within the day before: last_seen_us

@@ -219,12 +219,18 @@ int shstk_db_objects_foreach_stat(struct shstk_db *db, const char *root,
 
 /* ---- upsert ------------------------------------------------------------------- */
 
-/* A new object row (?30 is first and last seen); bind_object() binds it. */
-#define OBJECT_INSERT \
-	"INSERT INTO objects(path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, " \
+/* The columns of an object row after its id: bind_fields() binds the
+ * first 29, then come first seen, last seen and last scan. */
+#define OBJECT_COLUMNS \
+	"path, dev, inode, size, mtime_ns, ctime_ns, mode, format, build_id, identity, " \
 	"class, machine, e_type, kind, static, interp, has_x86_feature, x86_feature_1, mark_source, " \
 	"has_gnu_stack, exec_stack, soname, rpath, runpath, risks, package, package_version, package_source, " \
-	"error, first_seen_us, last_seen_us, last_scan) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, " \
+	"error, first_seen_us, last_seen_us, last_scan"
+#define OBJECT_FIELDS 29
+
+/* A new object row (?30 is first and last seen); bind_object() binds it. */
+#define OBJECT_INSERT \
+	"INSERT INTO objects(" OBJECT_COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, " \
 	"?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, " \
 	"?30, ?31)"
 
@@ -242,6 +248,17 @@ static const char SQL_UPSERT[] =
 	"last_seen_us = excluded.last_seen_us, last_scan = excluded.last_scan RETURNING id";
 /* For a path believed absent: no conflict clause, no RETURNING. */
 static const char SQL_INSERT[] = OBJECT_INSERT;
+/*
+ * Many paths believed absent, with the ids the caller picked: OR FAIL
+ * keeps the rows before a conflict, which their ids then tell apart, and
+ * needs no statement journal.
+ */
+static struct db_rows_sql sql_objects_insert = DB_ROWS_SQL(
+	"INSERT OR FAIL INTO objects(id, " OBJECT_COLUMNS ") VALUES ",
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	1 + OBJECT_FIELDS + 3);
+static const char SQL_MAX_ID[] = "SELECT coalesce(max(id), 0) FROM objects";
+static const char SQL_HAS_ID[] = "SELECT 1 FROM objects WHERE id = ?1";
 static const char SQL_NEEDED_DELETE[] = "DELETE FROM needed WHERE object = ?1";
 /* An object's DT_NEEDED rows, several in one statement; OR FAIL: no
  * statement journal, the caller's transaction is rolled back on failure. */
@@ -250,21 +267,22 @@ static struct db_rows_sql sql_needed_insert =
 static const char SQL_RISKS_DELETE[] = "DELETE FROM risks WHERE object = ?1";
 static const char SQL_RISKS_INSERT[] = "INSERT OR IGNORE INTO risks(object, kind, detail) VALUES (?1, ?2, ?3)";
 
-static int bind_object(struct shstk_db *db, sqlite3_stmt *st, const struct shstk_db_object *o, const char *identity,
-		       int64_t scan, int64_t now_us)
+/* The 29 columns from path to error, to parameters @b+1 .. @b+29. */
+static int bind_fields(struct shstk_db *db, sqlite3_stmt *st, int b, const struct shstk_db_object *o,
+		       const char *identity)
 {
 	const bool elf = o->format == SHSTK_DB_ELF;
 	int r = 0;
 
 #define TXT(i, v) \
 	if (r >= 0) \
-	r = db_bind_text(db, st, i, v)
+	r = db_bind_text(db, st, b + (i), v)
 #define INT(i, v) \
 	if (r >= 0) \
-	r = db_bind_int64(db, st, i, (int64_t)(v))
+	r = db_bind_int64(db, st, b + (i), (int64_t)(v))
 #define EINT(i, v) \
 	if (r >= 0) \
-	r = elf ? db_bind_int64(db, st, i, (int64_t)(v)) : (sqlite3_bind_null(st, i), 0)
+	r = elf ? db_bind_int64(db, st, b + (i), (int64_t)(v)) : (sqlite3_bind_null(st, b + (i)), 0)
 	TXT(1, o->path);
 	INT(2, o->dev);
 	INT(3, o->ino);
@@ -294,13 +312,25 @@ static int bind_object(struct shstk_db *db, sqlite3_stmt *st, const struct shstk
 	TXT(27, o->package_version);
 	TXT(28, o->package_source);
 	TXT(29, o->error);
-	INT(30, now_us);
-	if (r >= 0)
-		r = scan > 0 ? db_bind_int64(db, st, 31, scan) : (sqlite3_bind_null(st, 31), 0);
 #undef TXT
 #undef INT
 #undef EINT
 	return r;
+}
+
+static int bind_scan(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t scan)
+{
+	return scan > 0 ? db_bind_int64(db, st, i, scan) : (sqlite3_bind_null(st, i), 0);
+}
+
+static int bind_object(struct shstk_db *db, sqlite3_stmt *st, const struct shstk_db_object *o, const char *identity,
+		       int64_t scan, int64_t now_us)
+{
+	int r = bind_fields(db, st, 0, o, identity);
+
+	if (r >= 0)
+		r = db_bind_int64(db, st, OBJECT_FIELDS + 1, now_us);
+	return r < 0 ? r : bind_scan(db, st, OBJECT_FIELDS + 2, scan);
 }
 
 static int insert_risk(struct shstk_db *db, int64_t id, const char *kind, const char *detail)
@@ -405,18 +435,12 @@ static int bind_needed(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i
 	return db_bind_text(db, st, base + 3, n->needed[i]);
 }
 
-static int object_write(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
-			bool fresh, int64_t *ret_id)
+/* The needed and risk rows of object @id; @fresh: it has none yet. */
+static int write_children(struct shstk_db *db, const struct shstk_db_object *o, int64_t id, bool fresh)
 {
 	_cleanup_reset_ sqlite3_stmt *del = NULL;
-	int64_t id = 0;
-	int r;
+	int r = 0;
 
-	if (!o->path || o->path[0] != '/')
-		return -EINVAL;
-	r = write_object_row(db, o, scan, now_us, fresh, &id, &fresh);
-	if (r < 0)
-		return r;
 	if (!fresh) {
 		r = db_prepare(db, SQL_NEEDED_DELETE, &del);
 		if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
@@ -433,14 +457,176 @@ static int object_write(struct shstk_db *db, const struct shstk_db_object *o, in
 		if (r < 0 || (r = db_bind_int64(db, del, 1, id)) < 0 || (r = db_step_done(db, del)) < 0)
 			return r;
 	}
-	if (o->format == SHSTK_DB_ELF) {
-		r = write_risks(db, id, o);
-		if (r < 0)
-			return r;
-	}
+	return o->format == SHSTK_DB_ELF ? write_risks(db, id, o) : 0;
+}
+
+static int object_write(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,
+			bool fresh, int64_t *ret_id)
+{
+	int64_t id = 0;
+	int r;
+
+	if (!o->path || o->path[0] != '/')
+		return -EINVAL;
+	r = write_object_row(db, o, scan, now_us, fresh, &id, &fresh);
+	if (r >= 0)
+		r = write_children(db, o, id, fresh);
+	if (r < 0)
+		return r;
 	if (ret_id)
 		*ret_id = id;
 	return 0;
+}
+
+/* ---- many new objects at once ------------------------------------------------ */
+
+/* The next free id: inside the caller's write transaction nobody else can
+ * take it. */
+static int next_id(struct shstk_db *db, int64_t *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_MAX_ID, &st);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	*ret = sqlite3_column_int64(st, 0) + 1;
+	return 0;
+}
+
+static int has_id(struct shstk_db *db, int64_t id)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_HAS_ID, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0)
+		return r;
+	rc = sqlite3_step(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+struct object_rows {
+	const struct shstk_db_object *o;
+	const char (*identity)[96];
+	int64_t first_id;
+	int64_t scan, now_us;
+};
+
+static int bind_object_row(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud)
+{
+	const struct object_rows *x = ud;
+	int r = db_bind_int64(db, st, base + 1, x->first_id + (int64_t)i);
+
+	if (r >= 0)
+		r = bind_fields(db, st, base + 1, &x->o[i], x->identity[i]);
+	if (r >= 0)
+		r = db_bind_int64(db, st, base + OBJECT_FIELDS + 2, x->now_us);
+	if (r >= 0)
+		r = db_bind_int64(db, st, base + OBJECT_FIELDS + 3, x->now_us);
+	return r < 0 ? r : bind_scan(db, st, base + OBJECT_FIELDS + 4, x->scan);
+}
+
+/* The DT_NEEDED rows of several new objects, flattened. */
+struct needed_flat {
+	int64_t id;
+	int64_t idx;
+	const char *name;
+};
+
+static int bind_needed_flat(struct shstk_db *db, sqlite3_stmt *st, int base, size_t i, void *ud)
+{
+	const struct needed_flat *f = (const struct needed_flat *)ud + i;
+	int r;
+
+	if ((r = db_bind_int64(db, st, base + 1, f->id)) < 0 || (r = db_bind_int64(db, st, base + 2, f->idx)) < 0)
+		return r;
+	return db_bind_text(db, st, base + 3, f->name);
+}
+
+/* The needed and risk rows of @n objects, ids[i] new when fresh[i]: the
+ * new ones' needed rows together, several a statement. */
+static int write_children_many(struct shstk_db *db, const struct shstk_db_object *o, size_t n, const int64_t *ids,
+			       const bool *fresh)
+{
+	_cleanup_free_ struct needed_flat *flat = NULL;
+	size_t total = 0, k = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fresh[i] && o[i].format == SHSTK_DB_ELF)
+			total += o[i].n_needed;
+	if (total > 0 && !(flat = calloc(total, sizeof(*flat))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; fresh[i] && o[i].format == SHSTK_DB_ELF && j < o[i].n_needed; j++)
+			flat[k++] = (struct needed_flat){ .id = ids[i], .idx = (int64_t)j, .name = o[i].needed[j] };
+	r = db_insert_rows(db, &sql_needed_insert, total, bind_needed_flat, flat);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		if (!fresh[i])
+			r = write_children(db, &o[i], ids[i], false);
+		else if (o[i].format == SHSTK_DB_ELF)
+			r = write_risks(db, ids[i], &o[i]);
+	}
+	return r;
+}
+
+/* Up to DB_ROWS_MAX objects: one statement for the rows, one for their needed rows. */
+static int insert_chunk(struct shstk_db *db, const struct shstk_db_object *o, size_t n, int64_t scan,
+			int64_t now_us, int64_t *ids)
+{
+	char identity[DB_ROWS_MAX][96];
+	bool fresh[DB_ROWS_MAX];
+	struct object_rows x = { .o = o, .identity = (const char (*)[96])identity, .scan = scan, .now_us = now_us };
+	int r, k;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!o[i].path || o[i].path[0] != '/')
+			return -EINVAL;
+		shstk_db_identity(o[i].format == SHSTK_DB_ELF ? o[i].build_id : NULL, o[i].dev, o[i].ino, o[i].size,
+				  o[i].mtime_ns, identity[i], sizeof(identity[i]));
+	}
+	r = next_id(db, &x.first_id);
+	if (r < 0)
+		return r;
+	r = db_insert_rows(db, &sql_objects_insert, n, bind_object_row, &x);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	/* A path had a row after all (another writer was first): the rows
+	 * before it went in (OR FAIL), their ids say which; the others take
+	 * the one-row way, which falls back to the upsert.  All ids are
+	 * checked first: a one-row insert takes the next free id, which may
+	 * be one this chunk meant for a later row. */
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = x.first_id + (int64_t)i;
+		k = r == 0 ? 1 : has_id(db, ids[i]);
+		if (k < 0)
+			return k;
+		fresh[i] = k > 0;
+	}
+	for (size_t i = 0; r < 0 && i < n; i++) {
+		if (fresh[i])
+			continue;
+		k = write_object_row(db, &o[i], scan, now_us, true, &ids[i], &fresh[i]);
+		if (k < 0)
+			return k;
+	}
+	return write_children_many(db, o, n, ids, fresh);
+}
+
+int shstk_db_objects_insert(struct shstk_db *db, const struct shstk_db_object *o, size_t n, int64_t scan,
+			    int64_t now_us, int64_t *ret_ids)
+{
+	int r = 0;
+
+	if (n > 0 && (!o || !ret_ids))
+		return -EINVAL;
+	for (size_t i = 0; r >= 0 && i < n; i += DB_ROWS_MAX)
+		r = insert_chunk(db, o + i, n - i < DB_ROWS_MAX ? n - i : DB_ROWS_MAX, scan, now_us, ret_ids + i);
+	return r;
 }
 
 int shstk_db_object_upsert(struct shstk_db *db, const struct shstk_db_object *o, int64_t scan, int64_t now_us,

@@ -361,6 +361,76 @@ static void test_db_object_insert(void **state)
 	shstk_db_close(db);
 }
 
+/*
+ * Many new objects at once: 20 rows over two statements, each with its own
+ * needed and risk rows, read back as the one-row insert would have written
+ * them.  Two paths of the second batch have rows already (another writer
+ * was first), one in the middle of a statement: the rows before it went
+ * in, it and the rest take the one-row way (upsert: its id, its first
+ * seen, its needed rows replaced).
+ */
+static void test_db_objects_insert_many(void **state)
+{
+	struct shstk_db *db = open_db("om.db");
+	static const char *const needed[] = { "libc.so.6", "libm.so.6", "libz.so.1" };
+	static const char *const imports[] = { "getcontext" };
+	struct shstk_db_object o[20], prior = obj("/usr/bin/m13", "pie", 2, 500);
+	int64_t ids[20], prior_id, prior2_id;
+	char path[20][32], want[64];
+	struct got g;
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(path[i], sizeof(path[i]), "/usr/bin/m%02d", i);
+		o[i] = obj(path[i], i % 3 ? "pie" : "shlib", 2, (uint64_t)i + 100);
+		o[i].needed = needed;
+		o[i].n_needed = (size_t)i % 4;
+		if (i % 5 == 0) {
+			o[i].risks = SHSTK_RISK_CONTEXT;
+			o[i].risky_imports = imports;
+			o[i].n_risky_imports = 1;
+		}
+		if (i == 7)
+			o[i].format = SHSTK_DB_NOT_ELF;
+	}
+	assert_int_equal(shstk_db_begin(db), 0);
+	assert_int_equal(shstk_db_objects_insert(db, o, 12, 0, 1000, ids), 0);
+	/* Rows other writers made meanwhile: one the second statement meets
+	 * in its middle (m13), one at its end (m19). */
+	prior.needed = needed;
+	prior.n_needed = 3;
+	prior_id = upsert(db, &prior);
+	prior = obj("/usr/bin/m19", "pie", 2, 501);
+	prior2_id = upsert(db, &prior);
+	assert_int_equal(shstk_db_objects_insert(db, o + 12, 8, 0, 2000, ids + 12), 0);
+	assert_int_equal(shstk_db_commit(db), 0);
+	assert_int_equal(ids[13], prior_id);
+	assert_int_equal(ids[19], prior2_id);
+	for (int i = 0; i < 20; i++) {
+		char risks[256] = "";
+
+		memset(&g, 0, sizeof(g));
+		assert_int_equal(shstk_db_object_get(db, path[i], 0, got_object, &g), 1);
+		assert_int_equal(g.id, ids[i]);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(ids[j], ids[i]);
+		want[0] = '\0';
+		for (int j = 0; i != 7 && j < i % 4; j++) {
+			strcat(want, needed[j]);
+			strcat(want, ",");
+		}
+		assert_string_equal(g.needed, want);
+		assert_int_equal(g.first_seen, i == 13 || i == 19 ? 1000 : i < 12 ? 1000 : 2000);
+		assert_int_equal(shstk_db_risks_foreach(db, ids[i], got_risk, risks), 0);
+		assert_string_equal(risks, i % 5 == 0 && i != 7 ? "context=getcontext;" : "");
+	}
+	assert_int_equal(raw_query(dbpath("om.db"), "SELECT count(*) FROM objects"), 20);
+	assert_int_equal(shstk_db_objects_insert(db, o, 0, 0, 1, NULL), 0);
+	o[3].path = "relative";
+	assert_int_equal(shstk_db_objects_insert(db, o + 3, 1, 0, 1, ids), -EINVAL);
+	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
+	shstk_db_close(db);
+}
+
 static int count_stat(const char *path, const struct shstk_db_stat *st, void *ud)
 {
 	char *s = ud;
@@ -979,6 +1049,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_db_reopen_keeps_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_object_upsert_lookup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_object_insert, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_objects_insert_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_foreach_stat_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_closure_insert_many, setup, teardown),
