@@ -282,6 +282,19 @@ static void test_db_object_upsert_lookup(void **state)
 		assert_string_equal(shstk_db_identity("0123456789abcdef", 0, 0, 0, 0, b, 25),
 				    "build-id:0123456789abcde");
 		assert_string_equal(shstk_db_identity("", 1, 2, 3, 4, b, sizeof(b)), "file:1:2:3:4");
+		assert_string_equal(shstk_db_identity(NULL, 0, 0, 0, -1, b, sizeof(b)), "file:0:0:0:-1");
+		assert_string_equal(shstk_db_identity(NULL, 10, 99, 100, 7, b, 12), "file:10:99:");
+		assert_string_equal(shstk_db_identity(NULL, 10, 99, 100, 7, b, 15), "file:10:99:100");
+		assert_string_equal(shstk_db_identity(NULL, 10, 99, 100, 7, b, 16), "file:10:99:100:");
+		assert_string_equal(shstk_db_identity(NULL, 10, 99, 100, 7, b, 17), "file:10:99:100:7");
+		{
+			char big[128];
+
+			assert_string_equal(shstk_db_identity(NULL, UINT64_MAX, UINT64_MAX, INT64_MIN, INT64_MAX, big,
+							      sizeof(big)),
+					    "file:18446744073709551615:18446744073709551615:-9223372036854775808:"
+					    "9223372036854775807");
+		}
 	}
 	risks[0] = '\0';
 	assert_int_equal(shstk_db_risks_foreach(db, id1, got_risk, risks), 0);
