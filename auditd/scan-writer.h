@@ -16,6 +16,7 @@ struct scan_ctx {
 	size_t n_roots;
 	unsigned batch, in_batch;
 	uint64_t commits; /* batches committed: what was valid in one transaction */
+	double batch_started; /* when the last batch was committed (or the scan began) */
 	unsigned threads;
 	int64_t scan_id;
 	int64_t now_us;

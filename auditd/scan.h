@@ -38,7 +38,7 @@ struct shstk_scan_opts {
 	bool all_filesystems;
 	/* Walker threads; 0: one per online CPU (at most 8). */
 	unsigned threads;
-	/* Objects per transaction; 0: 500. */
+	/* Objects per transaction at least (and 50 ms at least); 0: 500. */
 	unsigned batch;
 	/* Skip package attribution (tests, or no package database wanted). */
 	bool no_packages;
