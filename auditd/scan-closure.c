@@ -40,6 +40,7 @@ struct shared_rows {
 	struct shstk_db_closure_row *rows;
 	uint32_t *map;
 	size_t n;
+	uint64_t tail_hash;   /* tail_hash() of rows */
 	int64_t set;
 	uint64_t set_commits; /* c->commits when set was found; else stale */
 	bool has_set;
@@ -315,17 +316,13 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 	return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "\xff", 1);
 }
 
-static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, const struct shstk_db_verdict *v)
+#define FNV_BASIS 14695981039346656037ull
+
+static uint64_t rows_hash(uint64_t h, const struct shstk_db_closure_row *rows, size_t from, size_t to)
 {
-	uint64_t h = 14695981039346656037ull;
 	int64_t num[3];
 
-	h = fnv_str(h, v->verdict);
-	num[0] = v->reason_idx;
-	num[1] = v->risks;
-	num[2] = (int64_t)n;
-	h = fnv(h, num, sizeof(num));
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < to; i++) {
 		h = fnv_str(h, rows[i].name);
 		h = fnv_str(h, rows[i].resolved_path);
 		h = fnv_str(h, rows[i].via);
@@ -334,6 +331,29 @@ static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, 
 		num[2] = rows[i].parent;
 		h = fnv(h, num, sizeof(num));
 	}
+	return h;
+}
+
+/* The rows after the executable's: hashed once for closures that share them. */
+static uint64_t tail_hash(const struct shstk_db_closure_row *rows, size_t n)
+{
+	return rows_hash(FNV_BASIS, rows, 1, n);
+}
+
+/* The verdict, the executable's row, then the hash @tail of the others. */
+static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, const struct shstk_db_verdict *v,
+			     uint64_t tail)
+{
+	uint64_t h = FNV_BASIS;
+	int64_t num[3];
+
+	h = fnv_str(h, v->verdict);
+	num[0] = v->reason_idx;
+	num[1] = v->risks;
+	num[2] = (int64_t)n;
+	h = fnv(h, num, sizeof(num));
+	h = rows_hash(h, rows, 0, n > 0 ? 1 : 0);
+	h = fnv(h, &tail, sizeof(tail));
 	/* 0 means "no verdict" in the database. */
 	return h ? h : 1;
 }
@@ -410,8 +430,10 @@ static int shared_rows_get(struct closure_ctx *k, const struct exe *e, const str
 	s->rows = calloc(cl->n, sizeof(*s->rows));
 	s->map = calloc(cl->n, sizeof(*s->map));
 	r = s->rows && s->map ? closure_rows(k, e, cl, s->rows, s->map, &s->n) : -ENOMEM;
-	if (r >= 0)
+	if (r >= 0) {
+		s->tail_hash = tail_hash(s->rows, s->n);
 		r = shstk_hmap_put(&k->shared, &s->shared, sizeof(s->shared), s);
+	}
 	if (r < 0) {
 		shared_rows_free(s);
 		return r;
@@ -499,7 +521,7 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 		v.reason_path = rows[v.reason_idx].resolved_path;
 		v.reason_object = rows[v.reason_idx].resolved;
 	}
-	v.closure_hash = closure_hash(rows, n, &v);
+	v.closure_hash = closure_hash(rows, n, &v, s ? s->tail_hash : tail_hash(rows, n));
 	if (v.closure_hash == e->hash)
 		return 0;
 	if (s && (!s->has_set || s->set_commits != c->commits)) {
