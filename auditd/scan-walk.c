@@ -163,10 +163,35 @@ static bool same_file(const struct shstk_db_stat *k, const struct stat *st)
 }
 
 /* Reads one candidate into @r: -ENOEXEC for non-ELF without a full parse. */
+/* The first @len bytes of @fd, fewer at its end; or -errno. */
+static ssize_t read_head(int fd, unsigned char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return negerrno();
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/*
+ * Opens a candidate and reads its head: up to SHSTK_ELF_HEAD_MAX bytes, the
+ * whole of most files, which the ELF reader then parses without reading or
+ * stat()ing again (two system calls of six per ELF file).
+ */
 static void read_candidate(struct walk_thread *t, int dirfd, const char *name, struct scan_result *r)
 {
-	unsigned char head[64];
+	unsigned char head[SHSTK_ELF_HEAD_MAX];
 	struct shstk_err err = { "" };
+	size_t want;
 	ssize_t n;
 	int fd;
 
@@ -182,13 +207,15 @@ static void read_candidate(struct walk_thread *t, int dirfd, const char *name, s
 	} else if (!S_ISREG(r->st.st_mode)) {
 		r->error = -ENOEXEC;
 	} else {
-		n = pread(fd, head, sizeof(head), 0);
+		want = (uint64_t)r->st.st_size < sizeof(head) ? (size_t)r->st.st_size : sizeof(head);
+		n = read_head(fd, head, want);
 		if (n < 0)
-			r->error = negerrno();
+			r->error = (int)n;
 		else if (n < MIN_ELF_SIZE || !shstk_elf_magic_ok(head, (size_t)n))
 			r->error = -ENOEXEC;
 		else
-			r->error = shstk_elf_read_fd(fd, r->path, &r->info, &err);
+			r->error = shstk_elf_read_fd_head(fd, (size_t)r->st.st_size, head, (size_t)n, r->path,
+							  &r->info, &err);
 	}
 	close(fd);
 	/* The auditor's message when it has one (a malformed file, a file

@@ -98,7 +98,7 @@ static uint32_t rd32(const struct reader *r, const uint8_t *p)
  * faults).  A range that cannot be read in full (the file shrank) fails the
  * whole read with -EIO and a message, whatever the parser made of the rest.
  */
-#define READ_WHOLE_MAX (16 * 1024)
+#define READ_WHOLE_MAX SHSTK_ELF_HEAD_MAX
 #define LAZY_CHUNK (4 * 1024)
 
 struct lazy {
@@ -1189,7 +1189,9 @@ static int read_whole(int fd, size_t size, struct shstk_elf_info *ret, struct sh
 	return read_image(buf, size, NULL, ret, err);
 }
 
-static int read_lazy(int fd, size_t size, struct shstk_elf_info *ret, struct shstk_err *err)
+/* A file larger than READ_WHOLE_MAX; its first @head_len bytes are @head. */
+static int read_lazy(int fd, size_t size, const void *head, size_t head_len, struct shstk_elf_info *ret,
+		     struct shstk_err *err)
 {
 	size_t words = (size / LAZY_CHUNK + 1 + 63) / 64;
 	struct lazy lz = { .fd = fd, .size = size };
@@ -1204,6 +1206,11 @@ static int read_lazy(int fd, size_t size, struct shstk_elf_info *ret, struct shs
 		free(lz.buf);
 		return -ENOMEM;
 	}
+	/* Whole chunks of the head count as loaded. */
+	if (head_len > 0)
+		memcpy(lz.buf, head, head_len);
+	for (size_t c = 0; c < head_len / LAZY_CHUNK; c++)
+		lz.loaded[c / 64] |= 1ull << (c % 64);
 	k = lazy_load(&lz, 0, size < LAZY_CHUNK ? size : LAZY_CHUNK) ? read_image(lz.buf, size, &lz, ret, err) : 0;
 	if (lz.error) {
 		/* Whatever the parser made of it, part of the file was missing. */
@@ -1214,6 +1221,16 @@ static int read_lazy(int fd, size_t size, struct shstk_elf_info *ret, struct shs
 	free(lz.buf);
 	free(lz.loaded);
 	return k;
+}
+
+static void jit_by_name(const char *path, struct shstk_elf_info *ret)
+{
+	if (path && !(ret->risks & SHSTK_RISK_JIT)) {
+		const char *base = strrchr(path, '/');
+
+		if (shstk_soname_is_jit(base ? base + 1 : path))
+			ret->risks |= SHSTK_RISK_JIT;
+	}
 }
 
 int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, struct shstk_err *err)
@@ -1232,13 +1249,30 @@ int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, stru
 	if (st.st_size <= READ_WHOLE_MAX)
 		k = read_whole(fd, (size_t)st.st_size, ret, err);
 	else
-		k = read_lazy(fd, (size_t)st.st_size, ret, err);
-	if (k == 0 && path && !(ret->risks & SHSTK_RISK_JIT)) {
-		const char *base = strrchr(path, '/');
+		k = read_lazy(fd, (size_t)st.st_size, NULL, 0, ret, err);
+	if (k == 0)
+		jit_by_name(path, ret);
+	return k;
+}
 
-		if (shstk_soname_is_jit(base ? base + 1 : path))
-			ret->risks |= SHSTK_RISK_JIT;
-	}
+int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_len, const char *path,
+			   struct shstk_elf_info *ret, struct shstk_err *err)
+{
+	size_t want = size < READ_WHOLE_MAX ? size : READ_WHOLE_MAX;
+	int k;
+
+	if (!head || head_len > want)
+		return -EINVAL;
+	if (head_len < want)
+		return read_failed(err, size, head_len, -ENODATA);
+	if (size < SELFMAG || !shstk_elf_magic_ok(head, head_len))
+		return -ENOEXEC;
+	if (size <= READ_WHOLE_MAX)
+		k = read_image(head, size, NULL, ret, err);
+	else
+		k = read_lazy(fd, size, head, head_len, ret, err);
+	if (k == 0)
+		jit_by_name(path, ret);
 	return k;
 }
 

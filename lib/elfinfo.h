@@ -101,6 +101,18 @@ static inline bool shstk_elf_is_shstk(const struct shstk_elf_info *i)
  */
 int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, struct shstk_err *err);
 
+/*
+ * The same for a caller that has fstat()ed @fd (a regular file of @size
+ * bytes) and read its first @head_len bytes into @head, asking for
+ * min(@size, SHSTK_ELF_HEAD_MAX): a file that small is parsed from @head
+ * without another system call, a larger one read on from there.  A short
+ * @head is a file that shrank (-EIO).  Saves a scanner the second fstat()
+ * and read of every ELF file it has already looked into.
+ */
+#define SHSTK_ELF_HEAD_MAX (16 * 1024)
+int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_len, const char *path,
+			   struct shstk_elf_info *ret, struct shstk_err *err);
+
 /* Same, on a buffer in memory (rpm payloads, the fuzz target). */
 int shstk_elf_read_mem(const void *buf, size_t len, struct shstk_elf_info *ret, struct shstk_err *err);
 

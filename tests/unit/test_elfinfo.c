@@ -628,6 +628,57 @@ static void test_elfinfo_lazy_matches_whole(void **state)
 }
 
 /*
+ * A caller that read a file's head already: the same facts as reading the
+ * file, whether the head is all of it (parsed from the head) or only its
+ * first SHSTK_ELF_HEAD_MAX bytes (read on from there, the file padded to
+ * 256 KiB); a short head is a file that shrank, a head longer than asked
+ * for or not ELF is refused.
+ */
+static void test_elfinfo_head_matches_fd(void **state)
+{
+	static const char *const files[] = { "marked-pie", "libmarked.so.1", "usejit", "hello32", "static",
+					     "noshdr-pie", "hand-gnu-property" };
+	static uint8_t head[SHSTK_ELF_HEAD_MAX];
+	char dir[] = "/tmp/test-elfinfo-XXXXXX";
+	char path[4200];
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+		for (int padded = 0; padded < 2; padded++) {
+			struct shstk_elf_info want, got;
+			struct shstk_err err = { "" };
+			size_t len, size, n;
+			uint8_t *p = slurp(files[f], &len);
+			struct stat st;
+			int fd, r;
+
+			fd = write_copy(dir, files[f], p, len, padded ? len + 256 * 1024 : len, path, sizeof(path));
+			assert_int_equal(fstat(fd, &st), 0);
+			size = (size_t)st.st_size;
+			n = size < sizeof(head) ? size : sizeof(head);
+			assert_int_equal(pread(fd, head, n, 0), (ssize_t)n);
+			assert_int_equal(shstk_elf_read_fd(fd, path, &want, NULL), 0);
+			r = shstk_elf_read_fd_head(fd, size, head, n, path, &got, &err);
+			if (r != 0)
+				fail_msg("%s%s: %d %s", files[f], padded ? " padded" : "", r, err.msg);
+			assert_same_info(&want, &got);
+			shstk_elf_info_done(&got);
+			shstk_elf_info_done(&want);
+
+			assert_int_equal(shstk_elf_read_fd_head(fd, size, head, n - 1, path, &got, &err), -EIO);
+			assert_non_null(strstr(err.msg, "shrank while being read"));
+			assert_int_equal(shstk_elf_read_fd_head(fd, size, head, n + 1, path, &got, NULL), -EINVAL);
+			head[0] = 'X';
+			assert_int_equal(shstk_elf_read_fd_head(fd, size, head, n, path, &got, NULL), -ENOEXEC);
+			close(fd);
+			unlink(path);
+			free(p);
+		}
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
  * A file that shrinks while it is read (truncated by another process
  * between two reads) is an error that says so, not a SIGBUS as it was when
  * the file was mapped, and not a result made of half a file.  Both ways of
@@ -772,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_elfinfo_byte_mutations),
 		cmocka_unit_test(test_elfinfo_mem_matches_fd),
 		cmocka_unit_test(test_elfinfo_lazy_matches_whole),
+		cmocka_unit_test(test_elfinfo_head_matches_fd),
 		cmocka_unit_test(test_elfinfo_shrinks_while_read),
 		cmocka_unit_test(test_elfinfo_system_libc_ldso),
 		cmocka_unit_test(test_elfinfo_names),

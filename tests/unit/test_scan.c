@@ -34,9 +34,10 @@ static char tmpdir[256], rootdir[512];
 /*
  * Every pread() of the scanner lands here (the project builds with
  * _FILE_OFFSET_BITS=64: pread64).  Armed with a file, it truncates that
- * file right before its second read (the walker reads 64 bytes to look for
- * the ELF magic, then the auditor reads the file), as another process
- * could at that moment: deterministic whichever walker thread reads it.
+ * file right before its first read, after the walker's fstat() (the walker
+ * reads the head of the file, all of a file this small, which the ELF
+ * reader then parses), as another process could at that moment:
+ * deterministic whichever walker thread reads it.
  */
 static struct {
 	int wfd; /* the victim opened for writing; -1: disarmed */
@@ -51,7 +52,7 @@ ssize_t pread64(int fd, void *buf, size_t n, off_t off)
 	int wfd = __atomic_load_n(&shrink.wfd, __ATOMIC_ACQUIRE);
 
 	if (wfd >= 0 && fstat(fd, &st) == 0 && st.st_dev == shrink.dev && st.st_ino == shrink.ino &&
-	    __atomic_add_fetch(&shrink.reads, 1, __ATOMIC_ACQ_REL) == 2 && ftruncate(wfd, 100) < 0)
+	    __atomic_add_fetch(&shrink.reads, 1, __ATOMIC_ACQ_REL) == 1 && ftruncate(wfd, 100) < 0)
 		return -1;
 	return syscall(SYS_pread64, fd, buf, n, off);
 }
