@@ -367,14 +367,12 @@ int shstk_db_verdict_get(struct shstk_db *db, int64_t object,
 int shstk_db_count_without_verdict(struct shstk_db *db, const char *root, uint64_t *ret)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int64_t n = 0;
+	int r;
 
 	r = db_prepare(db, SQL_WITHOUT_VERDICT, &st);
-	if (r < 0 || (r = db_bind_root(db, st, 1, root)) < 0)
+	if (r < 0 || (r = db_bind_root(db, st, 1, root)) < 0 || (r = db_step_int64(db, st, &n)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
-	*ret = (uint64_t)sqlite3_column_int64(st, 0);
+	*ret = (uint64_t)n;
 	return 0;
 }

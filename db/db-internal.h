@@ -66,6 +66,8 @@ static inline void db_resetp(sqlite3_stmt **st)
 
 /* Runs @st to completion (a statement without result rows). */
 int db_step_done(struct shstk_db *db, sqlite3_stmt *st);
+/* Steps @st once: 1 with its first column in *ret, 0 without a row, or -errno. */
+int db_step_int64(struct shstk_db *db, sqlite3_stmt *st, int64_t *ret);
 
 /* Binding helpers: NULL strings bind SQL NULL; return -errno. */
 int db_bind_text(struct shstk_db *db, sqlite3_stmt *st, int i, const char *s);

@@ -145,6 +145,17 @@ int db_step_done(struct shstk_db *db, sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
 }
 
+int db_step_int64(struct shstk_db *db, sqlite3_stmt *st, int64_t *ret)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		*ret = sqlite3_column_int64(st, 0);
+		return 1;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
 int db_bind_text(struct shstk_db *db, sqlite3_stmt *st, int i, const char *s)
 {
 	int rc = s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);

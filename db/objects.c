@@ -516,28 +516,28 @@ static int object_write(struct shstk_db *db, const struct shstk_db_object *o, in
 static int next_id(struct shstk_db *db, int64_t *ret)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int64_t max = 0;
+	int r;
 
 	r = db_prepare(db, SQL_MAX_ID, &st);
+	if (r >= 0)
+		r = db_step_int64(db, st, &max);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
-	*ret = sqlite3_column_int64(st, 0) + 1;
+	*ret = max + 1;
 	return 0;
 }
 
 static int has_id(struct shstk_db *db, int64_t id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int64_t one;
+	int r;
 
 	r = db_prepare(db, SQL_HAS_ID, &st);
 	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : db_error(db, rc);
+	return db_step_int64(db, st, &one);
 }
 
 struct object_rows {
