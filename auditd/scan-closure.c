@@ -524,6 +524,10 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 	v.closure_hash = closure_hash(rows, n, &v, s ? s->tail_hash : tail_hash(rows, n));
 	if (v.closure_hash == e->hash)
 		return 0;
+	/* A replacement commits as it goes: first the pending verdicts,
+	 * whose sets are only safe until the next commit. */
+	if (e->hash && (r = flush_verdicts(k)) < 0)
+		return r;
 	if (s && (!s->has_set || s->set_commits != c->commits)) {
 		/* A commit lets another writer collect a set: find it again. */
 		r = shstk_db_closure_set(c->db, rows, n, &s->set);
@@ -550,9 +554,6 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 		k->pending[k->n_pending++] = v;
 		return 0;
 	}
-	r = flush_verdicts(k);
-	if (r < 0)
-		return r;
 	r = s ? shstk_db_verdict_replace(c->db, e->id, s->set, &v) : shstk_db_closure_replace(c->db, e->id, rows, n, &v);
 	return r < 0 ? r : scan_batch_tick(c);
 }
