@@ -162,7 +162,6 @@ static bool same_file(const struct shstk_db_stat *k, const struct stat *st)
 	       k->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-/* Reads one candidate into @r: -ENOEXEC for non-ELF without a full parse. */
 /* The first @len bytes of @fd, fewer at its end; or -errno. */
 static ssize_t read_head(int fd, unsigned char *buf, size_t len)
 {
@@ -183,9 +182,10 @@ static ssize_t read_head(int fd, unsigned char *buf, size_t len)
 }
 
 /*
- * Opens a candidate and reads its head: up to SHSTK_ELF_HEAD_MAX bytes, the
- * whole of most files, which the ELF reader then parses without reading or
- * stat()ing again (two system calls of six per ELF file).
+ * Reads one candidate into @r: -ENOEXEC for non-ELF without a full parse.
+ * Its head, up to SHSTK_ELF_HEAD_MAX bytes (the whole of most files), goes
+ * to the ELF reader, which does not read or stat() it again (two system
+ * calls of six per ELF file).
  */
 static void read_candidate(struct walk_thread *t, int dirfd, const char *name, struct scan_result *r)
 {
