@@ -100,7 +100,6 @@ struct memo {
 	struct shstk_closure_entry *e;
 	size_t n;
 	uint64_t shared; /* shstk_closure.shared */
-	size_t keylen;
 	char key[];
 };
 
@@ -1301,7 +1300,7 @@ static int closure_build(struct ctx *c, const struct shstk_object *root, const c
 
 struct keybuf {
 	char *p;
-	size_t len, cap; /* cap 0: only counting */
+	size_t len, cap; /* len counts on past cap: the size needed */
 };
 
 static void key_put(struct keybuf *k, const void *v, size_t n)
@@ -1398,7 +1397,6 @@ static void memo_put(struct shstk_resolver *r, const char *key, size_t len, stru
 	}
 	memcpy(m->e, cl->entries + 1, m->n * sizeof(*m->e));
 	memcpy(m->key, key, len);
-	m->keylen = len;
 	m->shared = ++r->memo_serial;
 	if (shstk_hmap_put(&r->memo, m->key, len, m) < 0) {
 		free(m->e);
