@@ -162,25 +162,6 @@ static bool same_file(const struct shstk_db_stat *k, const struct stat *st)
 	       k->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-/* The first @len bytes of @fd, fewer at its end; or -errno. */
-static ssize_t read_head(int fd, unsigned char *buf, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return negerrno();
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
 /*
  * Reads one candidate into @r: -ENOEXEC for non-ELF without a full parse.
  * Its head, up to SHSTK_ELF_HEAD_MAX bytes (the whole of most files), goes
@@ -191,9 +172,8 @@ static void read_candidate(struct walk_thread *t, int dirfd, const char *name, s
 {
 	unsigned char head[SHSTK_ELF_HEAD_MAX];
 	struct shstk_err err = { "" };
-	size_t want;
-	ssize_t n;
-	int fd;
+	size_t want, n;
+	int fd, k;
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
 	cnt(&t->c.files_opened);
@@ -208,14 +188,15 @@ static void read_candidate(struct walk_thread *t, int dirfd, const char *name, s
 		r->error = -ENOEXEC;
 	} else {
 		want = (uint64_t)r->st.st_size < sizeof(head) ? (size_t)r->st.st_size : sizeof(head);
-		n = read_head(fd, head, want);
-		if (n < 0)
-			r->error = (int)n;
-		else if (n < MIN_ELF_SIZE || !shstk_elf_magic_ok(head, (size_t)n))
+		/* Short at the end of a file that shrank: the reader says so. */
+		k = shstk_pread_full(fd, head, want, 0, &n);
+		if (k < 0 && k != -ENODATA)
+			r->error = k;
+		else if (n < MIN_ELF_SIZE || !shstk_elf_magic_ok(head, n))
 			r->error = -ENOEXEC;
 		else
-			r->error = shstk_elf_read_fd_head(fd, (size_t)r->st.st_size, head, (size_t)n, r->path,
-							  &r->info, &err);
+			r->error = shstk_elf_read_fd_head(fd, (size_t)r->st.st_size, head, n, r->path, &r->info,
+							  &err);
 	}
 	close(fd);
 	/* The auditor's message when it has one (a malformed file, a file

@@ -110,31 +110,6 @@ struct lazy {
 	uint64_t err_off; /* where it happened */
 };
 
-/* Reads [off, off+len) in full: -ENODATA when the file ends first. */
-static int pread_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *ret_got)
-{
-	size_t got = 0;
-	int r = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = negerrno();
-			break;
-		}
-		if (n == 0) {
-			r = -ENODATA;
-			break;
-		}
-		got += (size_t)n;
-	}
-	*ret_got = got;
-	return r;
-}
-
 static bool chunk_loaded(const struct lazy *lz, uint64_t c)
 {
 	return lz->loaded[c / 64] & (1ull << (c % 64));
@@ -162,7 +137,7 @@ static bool lazy_load(struct lazy *lz, uint64_t off, uint64_t len)
 		stop = (end + 1) * LAZY_CHUNK;
 		if (stop > lz->size)
 			stop = lz->size;
-		k = pread_full(lz->fd, lz->buf + start, stop - start, start, &got);
+		k = shstk_pread_full(lz->fd, lz->buf + start, stop - start, start, &got);
 		if (k < 0) {
 			lz->error = k;
 			lz->err_off = start + got;
@@ -1183,7 +1158,7 @@ static int read_whole(int fd, size_t size, struct shstk_elf_info *ret, struct sh
 	int k;
 
 	assert(size <= sizeof(buf));
-	k = pread_full(fd, buf, size, 0, &got);
+	k = shstk_pread_full(fd, buf, size, 0, &got);
 	if (k < 0)
 		return read_failed(err, size, got, k);
 	return read_image(buf, size, NULL, ret, err);

@@ -82,4 +82,30 @@ static inline int negerrno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/* Reads [off, off+len) in full: -ENODATA when the file ends first; *ret_got
+ * says how much was read either way. */
+static inline int shstk_pread_full(int fd, void *buf, size_t len, uint64_t off, size_t *ret_got)
+{
+	size_t got = 0;
+	int r = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = negerrno();
+			break;
+		}
+		if (n == 0) {
+			r = -ENODATA;
+			break;
+		}
+		got += (size_t)n;
+	}
+	*ret_got = got;
+	return r;
+}
+
 #endif
