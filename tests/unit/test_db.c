@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "raw-query.h"
 
 static char tmpdir[256];
 
@@ -40,21 +41,6 @@ static const char *dbpath(const char *name)
 	return p;
 }
 
-/* The test looks at the file behind the DAL's back with sqlite3 itself. */
-static long long raw_query(const char *path, const char *sql)
-{
-	sqlite3 *c;
-	sqlite3_stmt *st;
-	long long v = -1;
-
-	assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(c, sql, -1, &st, NULL), SQLITE_OK);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(c);
-	return v;
-}
 
 static struct shstk_db *open_db(const char *name)
 {

@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "db.h"
+#include "raw-query.h"
 #include "scan.h"
 
 /* The fixture tree's numbers (see its build.sh). */
@@ -120,23 +120,12 @@ static int scan_opts(struct shstk_db *db, unsigned threads, bool allfs, struct s
 }
 
 /* One number from the scan's database, read behind the DAL's back. */
-static long long raw_query(const char *sql)
+static long long db_query(const char *sql)
 {
 	char path[512];
-	sqlite3 *c;
-	sqlite3_stmt *st;
-	long long v = -1;
 
 	snprintf(path, sizeof(path), "%s/db/shstk.db", tmpdir);
-	assert_int_equal(sqlite3_open_v2(path, &c, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_busy_timeout(c, 5000), SQLITE_OK);
-	if (sqlite3_prepare_v2(c, sql, -1, &st, NULL) != SQLITE_OK)
-		fail_msg("%s: %s", sql, sqlite3_errmsg(c));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(c);
-	return v;
+	return raw_query(path, sql);
 }
 
 /*
@@ -156,7 +145,7 @@ static void scan(struct shstk_db *db, struct shstk_scan_stats *st)
 	if (r < 0)
 		fail_msg("after the scan: %s", msg ? msg : strerror(-r));
 	/* Every closure set is some verdict's (a first scan skips the gc). */
-	assert_int_equal(raw_query("SELECT count(*) FROM closure_sets WHERE id NOT IN "
+	assert_int_equal(db_query("SELECT count(*) FROM closure_sets WHERE id NOT IN "
 				   "(SELECT closure_set FROM verdicts WHERE closure_set IS NOT NULL)"),
 			 0);
 }
@@ -281,25 +270,25 @@ static void test_scan_last_seen(void **state)
 	first = st.scan_id;
 	shstk_scan_stats_done(&st);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM objects WHERE last_scan IS NOT %lld", (long long)first);
-	assert_int_equal(raw_query(sql), 0);
-	assert_int_equal(raw_query("SELECT count(*) FROM objects"), TREE_CANDIDATES);
+	assert_int_equal(db_query(sql), 0);
+	assert_int_equal(db_query("SELECT count(*) FROM objects"), TREE_CANDIDATES);
 
 	/* Seen this scan, not touched. */
 	scan(db, &st);
 	assert_int_equal(st.reused, TREE_CANDIDATES);
 	shstk_scan_stats_done(&st);
-	assert_int_equal(raw_query(sql), 0);
+	assert_int_equal(db_query(sql), 0);
 
 	/* Two days old: touched by the next scan. */
-	assert_int_equal(raw_query("UPDATE objects SET last_seen_us = last_seen_us - 172800000000 "
+	assert_int_equal(db_query("UPDATE objects SET last_seen_us = last_seen_us - 172800000000 "
 				   "WHERE path = '/usr/bin/eligible' RETURNING 1"), 1);
 	scan(db, &st);
 	snprintf(sql, sizeof(sql), "SELECT last_scan FROM objects WHERE path = '/usr/bin/eligible'");
-	assert_int_equal(raw_query(sql), st.scan_id);
+	assert_int_equal(db_query(sql), st.scan_id);
 	assert_int_not_equal(st.scan_id, first);
 	shstk_scan_stats_done(&st);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM objects WHERE last_scan = %lld", (long long)first);
-	assert_int_equal(raw_query(sql), TREE_CANDIDATES - 1);
+	assert_int_equal(db_query(sql), TREE_CANDIDATES - 1);
 	shstk_db_close(db);
 }
 
