@@ -107,14 +107,9 @@ static int key_mem(struct key *k, const void *p, size_t n)
 static int key_num(struct key *k, int64_t v)
 {
 	char d[24], *p = d + sizeof(d);
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
 
 	*--p = ',';
-	do
-		*--p = (char)('0' + u % 10);
-	while ((u /= 10) > 0);
-	if (v < 0)
-		*--p = '-';
+	p = db_i64_back(p, v);
 	return key_mem(k, p, (size_t)(d + sizeof(d) - p));
 }
 

@@ -64,6 +64,28 @@ static inline void db_resetp(sqlite3_stmt **st)
 }
 #define _cleanup_reset_ _cleanup_(db_resetp)
 
+/*
+ * @v in decimal, written backwards to end just before @end (which needs 21
+ * bytes before it); the start.  For the texts formatted for every row
+ * written (identities, closure set keys), where snprintf() was a cost.
+ */
+static inline char *db_u64_back(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	return end;
+}
+
+static inline char *db_i64_back(char *end, int64_t v)
+{
+	char *p = db_u64_back(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+
+	if (v < 0)
+		*--p = '-';
+	return p;
+}
+
 /* Runs @st to completion (a statement without result rows). */
 int db_step_done(struct shstk_db *db, sqlite3_stmt *st);
 /* Steps @st once: 1 with its first column in *ret, 0 without a row, or -errno. */

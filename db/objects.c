@@ -90,23 +90,6 @@ int shstk_db_scan_last(struct shstk_db *db, int (*cb)(const struct shstk_db_scan
 
 /* ---- filling an object from a file ------------------------------------------- */
 
-/* ":<v>" before @end, backwards; the new start. */
-static char *put_num(char *end, uint64_t v, bool neg)
-{
-	do
-		*--end = (char)('0' + v % 10);
-	while ((v /= 10) > 0);
-	if (neg)
-		*--end = '-';
-	*--end = ':';
-	return end;
-}
-
-static uint64_t magnitude(int64_t v)
-{
-	return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-}
-
 /* Once per row written: snprintf() took 1 200 to 2 300 instructions. */
 const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t ino, int64_t size,
 			      int64_t mtime_ns, char *buf, size_t buflen)
@@ -126,10 +109,14 @@ const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t i
 		return buf;
 	}
 	/* "file:DEV:INO:SIZE:MTIME_NS" */
-	p = put_num(p, magnitude(mtime_ns), mtime_ns < 0);
-	p = put_num(p, magnitude(size), size < 0);
-	p = put_num(p, ino, false);
-	p = put_num(p, dev, false);
+	p = db_i64_back(p, mtime_ns);
+	*--p = ':';
+	p = db_i64_back(p, size);
+	*--p = ':';
+	p = db_u64_back(p, ino);
+	*--p = ':';
+	p = db_u64_back(p, dev);
+	*--p = ':';
 	n = (size_t)(num + sizeof(num) - p);
 	if (4 + n < buflen) {
 		memcpy(buf, "file", 4);
