@@ -31,13 +31,13 @@ static struct db_rows_sql sql_set_rows_insert = DB_ROWS_SQL(
 	"INSERT OR FAIL INTO closure_set_rows(set_id, idx, name, resolved, resolved_path, via, depth, parent) VALUES ",
 	"(?, ?, ?, ?, ?, ?, ?, ?)", 8);
 
-static const char SQL_VERDICT_INSERT[] =
-	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
-	"risks, closure_size, closure_hash, scan, closure_set) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
-static struct db_rows_sql sql_verdicts_insert = DB_ROWS_SQL(
-	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, "
-	"risks, closure_size, closure_hash, scan, closure_set) VALUES ",
-	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 11);
+/* A verdict row, bound by bind_verdict(); one or several a statement. */
+#define VERDICT_INSERT \
+	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, " \
+	"risks, closure_size, closure_hash, scan, closure_set) VALUES "
+#define VERDICT_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+static const char SQL_VERDICT_INSERT[] = VERDICT_INSERT VERDICT_ROW;
+static struct db_rows_sql sql_verdicts_insert = DB_ROWS_SQL(VERDICT_INSERT, VERDICT_ROW, 11);
 static const char SQL_CLOSURE_SELECT[] =
 	"SELECT c.idx, c.name, coalesce(c.resolved, 0), c.resolved_path, c.via, c.depth, c.parent, "
 	"coalesce(o.format, 0), coalesce(o.class, 0), coalesce(o.machine, 0), coalesce(o.has_x86_feature, 0), "
@@ -159,18 +159,15 @@ static int set_for(struct shstk_db *db, const struct shstk_db_closure_row *rows,
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	_cleanup_free_ char *key = NULL;
-	int r, rc;
+	int r;
 
 	r = set_key(rows, n, &key);
 	if (r < 0 || (r = db_prepare(db, SQL_SET_FIND, &st)) < 0 || (r = db_bind_text(db, st, 1, key)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*ret = sqlite3_column_int64(st, 0);
-		return 0;
-	}
-	if (rc != SQLITE_DONE)
-		return db_error(db, rc);
+	/* Found (1): that set; else a new one. */
+	r = db_step_int64(db, st, ret);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	db_resetp(&st);
 	r = db_prepare(db, SQL_SET_INSERT, &st);
 	if (r < 0 || (r = db_bind_text(db, st, 1, key)) < 0 || (r = db_step_done(db, st)) < 0)
