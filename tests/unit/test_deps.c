@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -576,6 +577,53 @@ static void test_deps_add_and_memo(void **state)
 	shstk_resolver_free(r);
 }
 
+/* A DT_NEEDED name longer than the resolver's key buffer (a hostile file:
+ * no directory entry is that long) is searched, reported missing with its
+ * name intact, and memoized under a key of its own length. */
+static void test_deps_long_needed(void **state)
+{
+	struct shstk_resolver *r = resolver_for("root");
+	const char *paths[] = { "/opt/x/long-a", "/opt/x/long-b", "/opt/x/long-c" };
+	char name[3][701];
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		/* a and b need the same name (b with an RPATH, so that its
+		 * closure is not a's shared one but the search memo's), c one
+		 * that differs only at the end */
+		memset(name[i], 'l', 699);
+		name[i][699] = i == 2 ? 'c' : 'a';
+		name[i][700] = '\0';
+	}
+	for (size_t i = 0; i < 3; i++) {
+		struct shstk_elf_info info = { 0 };
+		struct stat st = { .st_dev = 4242, .st_ino = 1 + i, .st_mode = S_IFREG | 0755 };
+		const struct shstk_object *o;
+		struct shstk_closure c;
+
+		info.elf_class = ELFCLASS64;
+		info.machine = EM_X86_64;
+		info.e_type = ET_DYN;
+		info.kind = SHSTK_ELF_KIND_PIE;
+		info.has_x86_feature = true;
+		info.x86_feature_1 = SHSTK_X86_FEATURE_1_SHSTK;
+		info.needed = calloc(1, sizeof(*info.needed));
+		assert_non_null(info.needed);
+		info.needed[0] = strdup(name[i]);
+		assert_non_null(info.needed[0]);
+		info.n_needed = 1;
+		if (i == 1)
+			assert_non_null(info.rpath = strdup("/opt/x/nowhere"));
+		assert_int_equal(shstk_resolver_add(r, paths[i], &st, 0, NULL, &info, &o), 0);
+		closure(r, paths[i], &c);
+		assert_int_equal(c.verdict, SHSTK_INELIGIBLE_DEP_MISSING);
+		assert_string_equal(c.entries[c.reason].name, name[i]);
+		expect_found(&c, name[i], SHSTK_VIA_MISSING, NULL);
+		shstk_closure_done(&c);
+	}
+	shstk_resolver_free(r);
+}
+
 /* This machine, compared with glibc's own answer (ldd: the loader in
  * trace mode) for dynamically linked programs in /usr/bin. */
 static void test_deps_host_matches_ldd(void **state)
@@ -674,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_deps_ldconf_fallback),
 		cmocka_unit_test(test_deps_symlinks_in_root),
 		cmocka_unit_test(test_deps_add_and_memo),
+		cmocka_unit_test(test_deps_long_needed),
 		cmocka_unit_test(test_deps_host_matches_ldd),
 		cmocka_unit_test(test_deps_names),
 		cmocka_unit_test(test_deps_bad_root),
