@@ -115,6 +115,15 @@ static bool chunk_loaded(const struct lazy *lz, uint64_t c)
 	return lz->loaded[c / 64] & (1ull << (c % 64));
 }
 
+/* Is all of [off, off + len) loaded already? */
+static bool lazy_loaded(const struct lazy *lz, uint64_t off, uint64_t len)
+{
+	for (uint64_t c = off / LAZY_CHUNK; len > 0 && c <= (off + len - 1) / LAZY_CHUNK; c++)
+		if (!chunk_loaded(lz, c))
+			return false;
+	return true;
+}
+
 /* Makes [off, off+len) of the image valid; runs of missing chunks are one pread each. */
 static bool lazy_load(struct lazy *lz, uint64_t off, uint64_t len)
 {
@@ -824,11 +833,164 @@ static int add_risky(struct shstk_elf_info *info, const char *name)
 	return 0;
 }
 
+/*
+ * The tables of dynamic symbols and their names are most of what a scan
+ * reads, and in nearly every file none of the names is risky.  So the
+ * string table is searched first, a window at a time through a buffer on
+ * the stack (not loaded into a lazy image, where every page pread() writes
+ * into costs a zero-fill fault, ten system calls' worth here): every risky
+ * name ends in one of RISKY_TAIL_LEN-byte tails, and the offset where such a
+ * name starts, NUL-terminated, is a candidate.  Only a file with candidates
+ * has its symbols read, again a window at a time, for an undefined one
+ * named at a candidate offset (the linker may share a tail: "longjmp" can
+ * start inside "siglongjmp").  A symbol whose name offset lies past the
+ * table is an error there, as before; in a file without candidates the
+ * symbols are not read and so not checked.
+ */
+#define RISKY_TAIL_LEN 7
+#define STREAM_WINDOW (32 * 1024)
+/* Longer than any risky name plus its NUL: a name across two windows is
+ * whole in the second. */
+#define STREAM_OVERLAP 16
+#define MAX_CANDIDATES 64
+
+struct risky_candidate {
+	uint64_t off; /* of the name in the string table */
+	const char *name;
+	uint32_t bit;
+};
+
+struct candidates {
+	struct risky_candidate c[MAX_CANDIDATES];
+	size_t n;
+	bool overflow; /* more than fit: judge every undefined symbol by name */
+};
+
+/* [off, off + len) of the file, from the image when it is there, else
+ * read into @buf; NULL (and the lazy image's error set) if the read fails. */
+static const uint8_t *window_at(struct reader *r, uint64_t off, size_t len, uint8_t *buf)
+{
+	size_t got;
+	int k;
+
+	if (!r->lz || lazy_loaded(r->lz, off, len))
+		return r->img + off;
+	k = shstk_pread_full(r->lz->fd, buf, len, off, &got);
+	if (k < 0) {
+		r->lz->error = k;
+		r->lz->err_off = off + got;
+		return NULL;
+	}
+	return buf;
+}
+
+static void candidate_add(struct candidates *cs, uint64_t off, const char *name, uint32_t bit)
+{
+	if (cs->n == MAX_CANDIDATES)
+		cs->overflow = true;
+	else
+		cs->c[cs->n++] = (struct risky_candidate){ off, name, bit };
+}
+
+/* The risky names that end, NUL-terminated, at @w[e] (a tail's end). */
+static void candidates_at(struct candidates *cs, const uint8_t *w, uint64_t pos, size_t e)
+{
+	static const struct {
+		const char *const *names;
+		size_t n;
+		uint32_t bit;
+	} sets[] = {
+		{ risky_context, ELEMENTSOF(risky_context), SHSTK_RISK_CONTEXT },
+		{ risky_longjmp, ELEMENTSOF(risky_longjmp), SHSTK_RISK_LONGJMP },
+	};
+
+	for (size_t s = 0; s < ELEMENTSOF(sets); s++)
+		for (size_t i = 0; i < sets[s].n; i++) {
+			const char *name = sets[s].names[i];
+			size_t l = strlen(name);
+
+			if (l <= e && memcmp(w + e - l, name, l) == 0)
+				candidate_add(cs, pos + e - l, name, sets[s].bit);
+		}
+}
+
+/* Is the name whose NUL is @w[e] one that ends in a risky tail? */
+static bool risky_tail_at(const uint8_t *w, size_t e)
+{
+	/* With their NULs: one 8-byte compare each. */
+	static const char tails[][RISKY_TAIL_LEN + 1] = { "context", "longjmp", "jmp_chk" };
+
+	/* Their last letters rule out nearly every name with one compare. */
+	if (w[e - 1] != 't' && w[e - 1] != 'p' && w[e - 1] != 'k')
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(tails); i++)
+		if (memcmp(w + e - RISKY_TAIL_LEN, tails[i], sizeof(tails[i])) == 0)
+			return true;
+	return false;
+}
+
+static int find_candidates(struct reader *r, const struct dynstr *t, struct candidates *cs)
+{
+	uint8_t buf[STREAM_WINDOW];
+	uint64_t pos = 0;
+
+	while (pos < t->size) {
+		size_t len = t->size - pos < sizeof(buf) ? (size_t)(t->size - pos) : sizeof(buf);
+		/* NULs before @lo were judged in the previous window. */
+		size_t lo = pos == 0 ? RISKY_TAIL_LEN : STREAM_OVERLAP;
+		const uint8_t *w = window_at(r, t->off + pos, len, buf), *p, *end;
+
+		if (!w)
+			return -EIO;
+		/* Every name's end, a memchr() apart: a memmem() per tail took
+		 * three times the instructions, a word-at-a-time search for
+		 * NULs twice. */
+		for (p = w + lo, end = w + len; p < end && (p = memchr(p, 0, (size_t)(end - p))); p++)
+			if (risky_tail_at(w, (size_t)(p - w)))
+				candidates_at(cs, w, pos, (size_t)(p - w));
+		if (pos + len == t->size)
+			break;
+		pos += len - STREAM_OVERLAP;
+	}
+	return 0;
+}
+
+static int judge_import(struct reader *r, const struct dynstr *t, const struct candidates *cs, uint32_t st_name)
+{
+	const char *name;
+	uint32_t bit = 0;
+	int k;
+
+	if (st_name >= t->size) {
+		shstk_err_set(r->err, "dynamic symbol name: string offset 0x%" PRIx32 " past DT_STRSZ 0x%" PRIx64,
+			      st_name, t->size);
+		return -EBADMSG;
+	}
+	if (cs->overflow) {
+		k = dyn_string(r, t, st_name, "dynamic symbol name", &name);
+		if (k < 0)
+			return k;
+		bit = risky_name(name);
+	} else {
+		for (size_t i = 0; i < cs->n && !bit; i++)
+			if (cs->c[i].off == st_name)
+				name = cs->c[i].name, bit = cs->c[i].bit;
+	}
+	if (!bit)
+		return 0;
+	r->info->risks |= bit;
+	return add_risky(r->info, name);
+}
+
 static int read_imports(struct reader *r, const struct dyn_facts *f, const struct dynstr *t)
 {
-	size_t symsz = gelf_fsize(r->elf, ELF_T_SYM, 1, EV_CURRENT);
+	size_t symsz = r->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	/* Where st_name and st_shndx are in a symbol of this class. */
+	size_t shndx_at = r->is64 ? offsetof(Elf64_Sym, st_shndx) : offsetof(Elf32_Sym, st_shndx);
+	uint8_t buf[STREAM_WINDOW / sizeof(Elf64_Sym) * sizeof(Elf64_Sym)];
+	size_t per = sizeof(buf) / symsz;
+	struct candidates cs = { .n = 0 };
 	uint64_t nsyms, off, avail;
-	Elf_Data *data;
 	int k;
 
 	if (!f->have_symtab)
@@ -837,51 +999,38 @@ static int read_imports(struct reader *r, const struct dyn_facts *f, const struc
 		shstk_err_set(r->err, "DT_SYMENT %" PRIu64 " (expected %zu)", f->syment, symsz);
 		return -EBADMSG;
 	}
+	k = find_candidates(r, t, &cs);
+	if (k < 0 || (cs.n == 0 && !cs.overflow))
+		return k;
 	k = dyn_nsyms(r, f, &nsyms);
 	if (k < 0 || nsyms == 0)
 		return k;
-	if (!vaddr_to_off(r, f->symtab, &off, &avail) || nsyms > avail / symsz ||
-	    !in_image(r, off, nsyms * symsz)) {
+	if (!vaddr_to_off(r, f->symtab, &off, &avail) || nsyms > avail / symsz) {
 		shstk_err_set(r->err,
 			      "DT_SYMTAB 0x%" PRIx64 ": %" PRIu64 " symbols past end of its PT_LOAD",
 			      f->symtab, nsyms);
 		return -EBADMSG;
 	}
-	data = elf_getdata_rawchunk(r->elf, (int64_t)off, nsyms * symsz, ELF_T_SYM);
-	if (!data) {
-		shstk_err_set(r->err, "DT_SYMTAB at 0x%" PRIx64 ": %s", off, elf_errmsg(-1));
-		return -EBADMSG;
-	}
-	/* libelf converted the chunk to this host's Elf32_Sym/Elf64_Sym
-	 * (aligned, native byte order): read the two fields directly rather
-	 * than converting every symbol with gelf_getsym(), 20 ms of a scan. */
-	for (uint64_t i = 0; i < nsyms && (i + 1) * symsz <= data->d_size; i++) {
-		uint16_t shndx;
-		uint32_t st_name;
-		const char *name;
-		uint32_t bit;
+	for (uint64_t i = 0; i < nsyms; i += per) {
+		size_t n = nsyms - i < per ? (size_t)(nsyms - i) : per;
+		const uint8_t *w = window_at(r, off + i * symsz, n * symsz, buf);
 
-		if (r->is64) {
-			const Elf64_Sym *sym = (const Elf64_Sym *)data->d_buf + i;
+		if (!w)
+			return -EIO;
+		for (size_t j = 0; j < n; j++) {
+			const uint8_t *sym = w + j * symsz;
+			uint16_t shndx;
+			uint32_t st_name = rd32(r, sym);
 
-			shndx = sym->st_shndx, st_name = sym->st_name;
-		} else {
-			const Elf32_Sym *sym = (const Elf32_Sym *)data->d_buf + i;
-
-			shndx = sym->st_shndx, st_name = sym->st_name;
+			memcpy(&shndx, sym + shndx_at, sizeof(shndx));
+			if (r->swap)
+				shndx = bswap_16(shndx);
+			if (shndx != SHN_UNDEF || st_name == 0)
+				continue;
+			k = judge_import(r, t, &cs, st_name);
+			if (k < 0)
+				return k;
 		}
-		if (shndx != SHN_UNDEF || st_name == 0)
-			continue;
-		k = dyn_string(r, t, st_name, "dynamic symbol name", &name);
-		if (k < 0)
-			return k;
-		bit = risky_name(name);
-		if (!bit)
-			continue;
-		r->info->risks |= bit;
-		k = add_risky(r->info, name);
-		if (k < 0)
-			return k;
 	}
 	return 0;
 }

@@ -17,6 +17,19 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
+/* Eight bytes at @p as a little-endian word, on either byte order (for
+ * code that looks at several bytes at once). */
+static inline uint64_t shstk_load_le64(const void *p)
+{
+	uint64_t w;
+
+	__builtin_memcpy(&w, p, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
 static inline void shstk_freep(void *p)
 {
 	free(*(void **)p);

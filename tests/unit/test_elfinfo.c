@@ -211,6 +211,48 @@ static void test_elfinfo_force_marked(void **state)
 	shstk_elf_info_done(&i);
 }
 
+static void assert_same_strv(char **a, size_t na, char **b, size_t nb);
+
+/* Every imported name exactly, by file and from memory. */
+static void assert_imports(const char *name, const char *const *want, size_t n_want)
+{
+	struct shstk_elf_info i, m;
+	struct shstk_err err = { "" };
+	size_t len;
+	void *p = slurp(name, &len);
+
+	load_ok(name, &i);
+	if (shstk_elf_read_mem(p, len, &m, &err) != 0)
+		fail_msg("%s from memory: %s", name, err.msg);
+	free(p);
+	assert_int_equal(i.risks, SHSTK_RISK_CONTEXT | SHSTK_RISK_LONGJMP);
+	assert_same_strv(i.risky_imports, i.n_risky_imports, m.risky_imports, m.n_risky_imports);
+	assert_int_equal(i.n_risky_imports, n_want);
+	for (size_t k = 0; k < n_want; k++)
+		if (!has_string(i.risky_imports, i.n_risky_imports, want[k]))
+			fail_msg("%s: %s not among its risky imports", name, want[k]);
+	shstk_elf_info_done(&i);
+	shstk_elf_info_done(&m);
+}
+
+/*
+ * A string table of several read windows: risky names stored as tails of
+ * others (siglongjmp/longjmp, my_getcontext/getcontext) are found, the
+ * look-alike my_getcontext is not risky, and a name written across the
+ * end of the first window is found in the second; with more candidate
+ * names than the reader keeps, the same names are found.
+ */
+static void test_elfinfo_risky_lookalikes(void **state)
+{
+	static const char *const lib[] = { "siglongjmp", "longjmp", "getcontext" };
+	static const char *const straddle[] = { "siglongjmp", "longjmp", "getcontext", "__longjmp_chk" };
+
+	(void)state;
+	assert_imports("libimports.so", lib, ELEMENTSOF(lib));
+	assert_imports("straddle-imports", straddle, ELEMENTSOF(straddle));
+	assert_imports("many-candidates", straddle, ELEMENTSOF(straddle));
+}
+
 static void test_elfinfo_static(void **state)
 {
 	struct shstk_elf_info i;
@@ -810,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_elfinfo_unmarked),
 		cmocka_unit_test(test_elfinfo_marked),
 		cmocka_unit_test(test_elfinfo_force_marked),
+		cmocka_unit_test(test_elfinfo_risky_lookalikes),
 		cmocka_unit_test(test_elfinfo_static),
 		cmocka_unit_test(test_elfinfo_rpath_runpath),
 		cmocka_unit_test(test_elfinfo_execstack),
