@@ -494,6 +494,31 @@ static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, co
 	return 0;
 }
 
+/* What decide_one() stores for @identity, and the row it has now (@c):
+ * an identity only an imported row has is that row decided here. */
+static int preview(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+		   struct shstk_decide_result *res, struct current *c)
+{
+	int r = shstk_decide_compute(db, p, identity, res);
+
+	if (r >= 0)
+		r = shstk_db_decision_get(db, identity, current_cb, c);
+	if (r >= 0 && !res->decidable && c->exists && imported_reason(c->reason))
+		r = decide_imported(db, p, identity, c, res);
+	return r;
+}
+
+int shstk_decide_preview(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+			 struct shstk_decide_result *res)
+{
+	struct current c = { 0 };
+	int r = preview(db, p, identity, res, &c);
+
+	free(c.reason);
+	free(c.path);
+	return r;
+}
+
 static int decide_one(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
 		      bool *ret_changed, struct shstk_decide_result *res)
 {
@@ -501,17 +526,10 @@ static int decide_one(struct shstk_db *db, const struct shstk_policy *p, const c
 	int r;
 
 	*ret_changed = false;
-	r = shstk_decide_compute(db, p, identity, res);
-	if (r >= 0)
-		r = shstk_db_decision_get(db, identity, current_cb, &c);
+	r = preview(db, p, identity, res, &c);
 	if (r >= 0) {
-		if (res->decidable)
+		if (res->decidable || res->imported)
 			r = store(db, identity, res, &c, now_us, ret_changed);
-		else if (c.exists && imported_reason(c.reason)) {
-			r = decide_imported(db, p, identity, &c, res);
-			if (r >= 0)
-				r = store(db, identity, res, &c, now_us, ret_changed);
-		}
 		else if (c.exists && (r = forget(db, identity, &c, now_us)) >= 0)
 			*ret_changed = true;
 	}

@@ -105,6 +105,15 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 			 struct shstk_decide_result *ret);
 
 /*
+ * What shstk_decide_identity() would store, without writing (a dry run):
+ * shstk_decide_compute(), or for an identity that only an imported
+ * decision row has, that row decided by @p (ret->imported; ret->decidable
+ * false).  Neither: the row would be dropped.
+ */
+int shstk_decide_preview(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+			 struct shstk_decide_result *ret);
+
+/*
  * Re-decides @identity and stores the result: a history row when the state,
  * the decision, the override or the reason changed (or on the first
  * decision; since_us moves only with the state or decision); *ret_changed

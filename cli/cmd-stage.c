@@ -31,7 +31,9 @@ static void help(void)
 	      "never rewritten); it records who (user and uid), when and why in the stage\n"
 	      "history, re-decides every executable and publishes the allowlist.\n"
 	      "With --dry-run nothing is written: it lists every binary whose decision would\n"
-	      "change, old decision -> new decision, computed by the decision engine.\n"
+	      "change, old decision -> new decision, exactly as set would store it (an\n"
+	      "imported decision for a build not installed here is kept and decided again;\n"
+	      "'(dropped)': no executable has the identity any more).\n"
 	      "\n"
 	      "unset removes the override: the policy file's stage applies again.\n"
 	      "\n"
@@ -76,18 +78,21 @@ static int dry_one(const struct shstk_db_decision *d, void *ud)
 	struct dry_run *dr = ud;
 	struct shstk_decide_result *res = malloc(sizeof(*res));
 	const char *new_dec, *new_state;
+	bool kept;
 	int r;
 
 	if (!res)
 		return -ENOMEM;
 	dr->total++;
-	r = shstk_decide_compute(dr->db, dr->p, d->identity, res);
+	/* What stage set would store: an imported row is kept, decided again. */
+	r = shstk_decide_preview(dr->db, dr->p, d->identity, res);
 	if (r < 0) {
 		free(res);
 		return r;
 	}
-	new_dec = res->decidable ? shstk_decision_name(res->decision) : "(dropped)";
-	new_state = res->decidable ? shstk_state_name(res->state) : "-";
+	kept = res->decidable || res->imported;
+	new_dec = kept ? shstk_decision_name(res->decision) : "(dropped)";
+	new_state = kept ? shstk_state_name(res->state) : "-";
 	if (strcmp(new_dec, d->decision ? d->decision : "") != 0) {
 		dr->changes++;
 		if (dr->j) {

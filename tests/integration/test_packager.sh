@@ -277,6 +277,20 @@ rc=0; "$ctl" explain --db "$work/d.db" --identity "sha1:$bid" >/dev/null 2>&1 ||
 rc=0; "$ctl" explain --db "$work/none.db" --identity "build-id:$bid" >/dev/null 2>&1 || rc=$?
 [ "$rc" = 1 ] && [ ! -e "$work/none.db" ] ||
 	{ echo "not ok - explain --identity without a database: exit $rc, want 1 and no database"; fail=1; }
+# A dry run lists what stage set stores: the imported row is kept and
+# decided again by the new stage, not shown as dropped.
+golden_check stage-dryrun-imported "$ctl" stage set off --dry-run --db "$work/d.db" --policy "$work/d.conf"
+cp "$work/d.db" "$work/d2.db"
+dry=$("$ctl" stage set off --dry-run --format=json --db "$work/d2.db" --policy "$work/d.conf" |
+	python3 -c 'import json, sys; print(" ".join(c["new_decision"] for c in json.load(sys.stdin)["changes"]))')
+"$ctl" stage set off --db "$work/d2.db" --policy "$work/d.conf" --allowlist "$work/d2.allowlist" >/dev/null
+real=$(sqlite3 "$work/d2.db" "SELECT decision FROM decisions")
+if [ -n "$real" ] && [ "$dry" = "$real" ]; then
+	echo "ok - stage set --dry-run lists what stage set stores for an imported row ($real)"
+else
+	echo "not ok - stage set --dry-run said '$dry', stage set stored '$real'"
+	fail=1
+fi
 # The build is installed later: a scan records it, the next decision of the
 # engine (here through stage set) decides it from the evidence, the imported
 # run included, and the history shows the step from the imported decision.

@@ -412,6 +412,21 @@ static void test_decide_imported_kept_until_installed(void **state)
 	decide_all(db, p, FX_T0 + 2, &st);
 	assert_int_equal(st.changed, 0);
 	assert_int_equal(st.imported, 1);
+	/* The dry run's view: what deciding stores, without storing it. */
+	{
+		_cleanup_free_ struct shstk_decide_result *res = malloc(sizeof(*res));
+
+		assert_non_null(res);
+		assert_int_equal(shstk_decide_preview(db, p, ID("90"), res), 0);
+		assert_true(res->imported && !res->decidable);
+		assert_int_equal(res->state, SHSTK_STATE_AUDITING);
+		assert_int_equal(res->decision, SHSTK_DECISION_AUDIT);
+		assert_int_equal(shstk_decide_preview(db, p, ID("91"), res), 0);
+		assert_false(res->imported || res->decidable);
+		/* Compute alone knows no imported rows. */
+		assert_int_equal(shstk_decide_compute(db, p, ID("90"), res), 0);
+		assert_false(res->imported || res->decidable);
+	}
 
 	/* A second clean run here: verified by this policy's own threshold. */
 	run(db, ID("90"), 0, 2, "enforce", 0);
