@@ -530,24 +530,31 @@ static void test_deps_symlinks_in_root(void **state)
 }
 
 /* Objects handed in by a scanner are used as they are, never re-read. */
+/* The facts of a 64-bit x86-64 object marked SHSTK, as the reader gives them. */
+static struct shstk_elf_info marked64(uint16_t e_type, enum shstk_elf_kind kind)
+{
+	return (struct shstk_elf_info){
+		.elf_class = ELFCLASS64,
+		.machine = EM_X86_64,
+		.e_type = e_type,
+		.kind = kind,
+		.has_x86_feature = true,
+		.x86_feature_1 = SHSTK_X86_FEATURE_1_SHSTK,
+	};
+}
+
 static void test_deps_add_and_memo(void **state)
 {
 	struct shstk_resolver *r = resolver_for("root");
 	const struct shstk_object *o, *o2;
-	struct shstk_elf_info info = { 0 };
+	struct shstk_elf_info info = marked64(ET_EXEC, SHSTK_ELF_KIND_EXEC);
 	char host[PATH_MAX + 64];
 	struct stat st;
 	struct shstk_closure c;
 
 	snprintf(host, sizeof(host), "%s/root/opt/app/bin/app-self-unmarked", fixtures);
 	assert_int_equal(stat(host, &st), 0);
-	info.elf_class = ELFCLASS64;
-	info.machine = EM_X86_64;
-	info.e_type = ET_EXEC;
-	info.kind = SHSTK_ELF_KIND_EXEC;
 	info.is_static = true;
-	info.has_x86_feature = true;
-	info.x86_feature_1 = SHSTK_X86_FEATURE_1_SHSTK;
 	assert_int_equal(shstk_resolver_add(r, "/opt/app/bin/app-self-unmarked", &st, 0, NULL, &info, &o), 0);
 	assert_true(shstk_elf_is_shstk(&o->info));
 	/* Taken over: the caller's struct is emptied. */
@@ -596,17 +603,11 @@ static void test_deps_long_needed(void **state)
 		name[i][700] = '\0';
 	}
 	for (size_t i = 0; i < 3; i++) {
-		struct shstk_elf_info info = { 0 };
+		struct shstk_elf_info info = marked64(ET_DYN, SHSTK_ELF_KIND_PIE);
 		struct stat st = { .st_dev = 4242, .st_ino = 1 + i, .st_mode = S_IFREG | 0755 };
 		const struct shstk_object *o;
 		struct shstk_closure c;
 
-		info.elf_class = ELFCLASS64;
-		info.machine = EM_X86_64;
-		info.e_type = ET_DYN;
-		info.kind = SHSTK_ELF_KIND_PIE;
-		info.has_x86_feature = true;
-		info.x86_feature_1 = SHSTK_X86_FEATURE_1_SHSTK;
 		info.needed = calloc(1, sizeof(*info.needed));
 		assert_non_null(info.needed);
 		info.needed[0] = strdup(name[i]);
