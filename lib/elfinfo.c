@@ -929,13 +929,13 @@ static bool risky_tail_at(const uint8_t *w, size_t e)
 	return false;
 }
 
-static int find_candidates(struct reader *r, const struct dynstr *t, struct candidates *cs)
+/* @buf: STREAM_WINDOW bytes. */
+static int find_candidates(struct reader *r, const struct dynstr *t, struct candidates *cs, uint8_t *buf)
 {
-	uint8_t buf[STREAM_WINDOW];
 	uint64_t pos = 0;
 
 	while (pos < t->size) {
-		size_t len = t->size - pos < sizeof(buf) ? (size_t)(t->size - pos) : sizeof(buf);
+		size_t len = t->size - pos < STREAM_WINDOW ? (size_t)(t->size - pos) : STREAM_WINDOW;
 		/* NULs before @lo were judged in the previous window. */
 		size_t lo = pos == 0 ? RISKY_TAIL_LEN : STREAM_OVERLAP;
 		const uint8_t *w = window_at(r, t->off + pos, len, buf), *p, *end;
@@ -987,7 +987,8 @@ static int read_imports(struct reader *r, const struct dyn_facts *f, const struc
 	size_t symsz = r->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	/* Where st_name and st_shndx are in a symbol of this class. */
 	size_t shndx_at = r->is64 ? offsetof(Elf64_Sym, st_shndx) : offsetof(Elf32_Sym, st_shndx);
-	uint8_t buf[STREAM_WINDOW / sizeof(Elf64_Sym) * sizeof(Elf64_Sym)];
+	/* One window for the strings, then for the symbols. */
+	uint8_t buf[STREAM_WINDOW];
 	size_t per = sizeof(buf) / symsz;
 	struct candidates cs = { .n = 0 };
 	uint64_t nsyms, off, avail;
@@ -999,7 +1000,7 @@ static int read_imports(struct reader *r, const struct dyn_facts *f, const struc
 		shstk_err_set(r->err, "DT_SYMENT %" PRIu64 " (expected %zu)", f->syment, symsz);
 		return -EBADMSG;
 	}
-	k = find_candidates(r, t, &cs);
+	k = find_candidates(r, t, &cs, buf);
 	if (k < 0 || (cs.n == 0 && !cs.overflow))
 		return k;
 	k = dyn_nsyms(r, f, &nsyms);
