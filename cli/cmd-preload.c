@@ -90,41 +90,18 @@ static bool names_lib(const char *text, size_t len, const char *lib)
 	return false;
 }
 
-/* 0 and the file's bytes (NUL-terminated; *ret NULL, *ret_len 0 when absent), or -errno. */
+/* 1 and the file's bytes (NUL-terminated), 0 when it is absent (*ret NULL,
+ * *ret_len 0), or -errno. */
 static int read_file(const char *path, char **ret, size_t *ret_len, struct stat *ret_st)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	size_t n = 0;
+	int k;
 
 	*ret = NULL;
 	*ret_len = 0;
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, ret_st) < 0)
-		return -errno;
-	if (!S_ISREG(ret_st->st_mode))
-		return -EINVAL;
-	if (ret_st->st_size > PRELOAD_FILE_MAX)
-		return -EFBIG;
-	buf = malloc((size_t)ret_st->st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (n < (size_t)ret_st->st_size) {
-		ssize_t k = read(fd, buf + n, (size_t)ret_st->st_size - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	buf[n] = '\0';
-	*ret = TAKE_PTR(buf);
-	*ret_len = n;
-	return 1;
+	k = shstk_read_file(path, PRELOAD_FILE_MAX, ret, ret_len, ret_st);
+	if (k == -ENOENT)
+		return 0;
+	return k < 0 ? k : 1;
 }
 
 /* Replaces @path with @len bytes of @text (mode and owner of @old when it existed, else 0644). */

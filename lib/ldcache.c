@@ -20,9 +20,7 @@
  * glibc-hwcaps entries of one name before the plain ones.
  */
 #include <endian.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "ldcache.h"
 
@@ -349,41 +347,19 @@ int shstk_ldcache_load_mem(const void *buf, size_t len, struct shstk_ldcache **r
 
 int shstk_ldcache_load(const char *path, struct shstk_ldcache **ret, struct shstk_err *err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t have = 0;
+	char *buf;
+	size_t have;
+	/* ldconfig replaces the cache by rename, so the size is stable; a short
+	 * read just yields a shorter (and then probably rejected) image. */
+	int k = shstk_read_file(path, LDCACHE_MAX_SIZE, &buf, &have, NULL);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return negerrno();
-	if (fstat(fd, &st) < 0)
-		return negerrno();
-	if (!S_ISREG(st.st_mode)) {
+	if (k == -EINVAL) {
 		shstk_err_set(err, "not a regular file");
 		return -EBADMSG;
 	}
-	if ((uint64_t)st.st_size > LDCACHE_MAX_SIZE)
-		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	/* ldconfig replaces the cache by rename, so the size is stable; a short
-	 * read just yields a shorter (and then probably rejected) image. */
-	while (have < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + have, (size_t)st.st_size - have);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return negerrno();
-		}
-		if (k == 0)
-			break;
-		have += (size_t)k;
-	}
-	buf[have] = '\0';
-	return ldcache_from_buf(TAKE_PTR(buf), have, ret, err);
+	if (k < 0)
+		return k;
+	return ldcache_from_buf(buf, have, ret, err);
 }
 
 /*

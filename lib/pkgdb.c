@@ -77,37 +77,12 @@ struct shstk_pkgdb {
 
 /* ---- reading ---------------------------------------------------------------- */
 
-/* Reads a whole file (NUL-terminated) into *ret; -errno on failure. */
+/* dpkg's status file and the .list files: megabytes, not gigabytes. */
+#define PKGDB_FILE_MAX ((size_t)1 << 30)
+
 static int read_file(const char *path, char **ret, size_t *ret_len)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t len = 0;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return negerrno();
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (len < (size_t)st.st_size) {
-		ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return negerrno();
-		if (k == 0)
-			break;
-		len += (size_t)k;
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	if (ret_len)
-		*ret_len = len;
-	return 0;
+	return shstk_read_file(path, PKGDB_FILE_MAX, ret, ret_len, NULL);
 }
 
 /* The host path of @path inside the root, resolved there; NULL if absent. */

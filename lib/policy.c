@@ -16,13 +16,11 @@
  * parsing.
  */
 #include <ctype.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "config.h"
 #include "policy.h"
@@ -951,42 +949,17 @@ int shstk_policy_parse(const char *text, size_t len, struct shstk_policy **ret,
 
 int shstk_policy_load(const char *path, struct shstk_policy **ret, struct shstk_policy_errors *errs)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t n = 0;
+	size_t n;
+	int k;
 
 	if (errs)
 		memset(errs, 0, sizeof(*errs));
 	if (!path || !ret)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return negerrno();
-	if (fstat(fd, &st) < 0)
-		return negerrno();
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if (st.st_size > SHSTK_POLICY_FILE_MAX)
-		return -EFBIG;
-	/* Read to EOF, not to st_size: the file may change under us; one byte
-	 * more than the limit tells a file that grew too large. */
-	buf = malloc(SHSTK_POLICY_FILE_MAX + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t k = read(fd, buf + n, SHSTK_POLICY_FILE_MAX + 1 - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return negerrno();
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n > SHSTK_POLICY_FILE_MAX)
-			return -EFBIG;
-	}
+	k = shstk_read_file(path, SHSTK_POLICY_FILE_MAX, &buf, &n, NULL);
+	if (k < 0)
+		return k;
 	return shstk_policy_parse(buf, n, ret, errs);
 }
 

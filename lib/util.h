@@ -26,6 +26,17 @@ static inline uint64_t shstk_load_le64(const void *p)
 	__builtin_memcpy(&w, p, sizeof(w));
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	w = __builtin_bswap64(w);
+struct stat;
+
+/*
+ * The whole of the regular file @path, NUL-terminated, into *@ret (freed by
+ * the caller; *@ret_len bytes before the NUL) and its stat into *@ret_st
+ * (either may be NULL): -EINVAL if it is not a regular file, -EFBIG if it
+ * is larger than @max, -errno if it cannot be opened or read.  A file that
+ * shrank since it was opened reads as what is left.
+ */
+int shstk_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st);
+
 #endif
 	return w;
 }
@@ -120,5 +131,16 @@ static inline int shstk_pread_full(int fd, void *buf, size_t len, uint64_t off, 
 	*ret_got = got;
 	return r;
 }
+
+struct stat;
+
+/*
+ * The whole of the regular file @path, NUL-terminated, into *@ret (freed by
+ * the caller; *@ret_len bytes before the NUL) and its stat into *@ret_st
+ * (either may be NULL): -EINVAL if it is not a regular file, -EFBIG if it
+ * is larger than @max, -errno if it cannot be opened or read.  A file that
+ * shrank since it was opened reads as what is left.
+ */
+int shstk_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st);
 
 #endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The helpers of util.h that are not inline. */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+int shstk_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t got;
+	int k;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return negerrno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	/* Files are replaced by rename, so the size holds; one that shrank
+	 * reads as what is left (-ENODATA: the end came early). */
+	k = shstk_pread_full(fd, buf, (size_t)st.st_size, 0, &got);
+	if (k < 0 && k != -ENODATA)
+		return k;
+	buf[got] = '\0';
+	*ret = TAKE_PTR(buf);
+	if (ret_len)
+		*ret_len = got;
+	if (ret_st)
+		*ret_st = st;
+	return 0;
+}
