@@ -330,16 +330,14 @@ int shstk_db_verdict_get(struct shstk_db *db, int64_t object,
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	struct shstk_db_verdict v;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_VERDICT_SELECT, &st);
 	if (r < 0 || (r = db_bind_int64(db, st, 1, object)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
+	r = db_step_row(db, st);
+	if (r <= 0)
+		return r;
 	v = (struct shstk_db_verdict){
 		.object = sqlite3_column_int64(st, 0),
 		.verdict = db_col_text(st, 1),

@@ -88,6 +88,9 @@ static inline char *db_i64_back(char *end, int64_t v)
 
 /* Runs @st to completion (a statement without result rows). */
 int db_step_done(struct shstk_db *db, sqlite3_stmt *st);
+/* Steps @st once: 1 on a row (read it with sqlite3_column_*()), 0 without
+ * one, or -errno. */
+int db_step_row(struct shstk_db *db, sqlite3_stmt *st);
 /* Steps @st once: 1 with its first column in *ret, 0 without a row, or -errno. */
 int db_step_int64(struct shstk_db *db, sqlite3_stmt *st, int64_t *ret);
 

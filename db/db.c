@@ -145,15 +145,22 @@ int db_step_done(struct shstk_db *db, sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
 }
 
-int db_step_int64(struct shstk_db *db, sqlite3_stmt *st, int64_t *ret)
+int db_step_row(struct shstk_db *db, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
-	if (rc == SQLITE_ROW) {
-		*ret = sqlite3_column_int64(st, 0);
+	if (rc == SQLITE_ROW)
 		return 1;
-	}
 	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int db_step_int64(struct shstk_db *db, sqlite3_stmt *st, int64_t *ret)
+{
+	int r = db_step_row(db, st);
+
+	if (r > 0)
+		*ret = sqlite3_column_int64(st, 0);
+	return r;
 }
 
 int db_bind_text(struct shstk_db *db, sqlite3_stmt *st, int i, const char *s)
@@ -476,16 +483,14 @@ int shstk_db_meta_get(struct shstk_db *db, const char *key, char **ret)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	const char *v;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_META_GET, &st);
 	if (r < 0 || (r = db_bind_text(db, st, 1, key)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
+	r = db_step_row(db, st);
+	if (r <= 0)
+		return r;
 	v = db_col_text(st, 0);
 	*ret = strdup(v ? v : "");
 	return *ret ? 1 : -ENOMEM;

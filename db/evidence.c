@@ -129,20 +129,14 @@ int shstk_db_run_end(struct shstk_db *db, int64_t id, int64_t ended_us, bool exi
 int shstk_db_run_find_open(struct shstk_db *db, int64_t pid, int64_t time_us, int64_t *ret_id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_RUN_FIND_OPEN, &st);
 	/* The preload's datagram may be read after the kernel's record of a
 	 * process that violated at once: allow a second of disagreement. */
 	if (r < 0 || (r = db_bind_int64(db, st, 1, pid)) < 0 || (r = db_bind_int64(db, st, 2, time_us + 1000000)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
-	*ret_id = sqlite3_column_int64(st, 0);
-	return 1;
+	return db_step_int64(db, st, ret_id);
 }
 
 int shstk_db_runs_supersede(struct shstk_db *db, int64_t pid, int64_t time_us)
@@ -262,26 +256,20 @@ static const char SQL_V_SOURCES[] =
 int shstk_db_violation_find_seq(struct shstk_db *db, unsigned source, uint64_t seq, int64_t pid, int64_t *ret_id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_V_FIND_SEQ, &st);
 	if (r < 0 || (r = db_bind_int64(db, st, 1, source)) < 0 || (r = db_bind_int64(db, st, 2, (int64_t)seq)) < 0 ||
 	    (r = bind_opt(db, st, 3, pid)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
-	*ret_id = sqlite3_column_int64(st, 0);
-	return 1;
+	return db_step_int64(db, st, ret_id);
 }
 
 int shstk_db_violation_find_match(struct shstk_db *db, const struct shstk_db_violation *v, unsigned source,
 				  int64_t window_us, int64_t *ret_id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int r;
 
 	if (v->pid <= 0)
 		return 0; /* nothing to agree on */
@@ -291,13 +279,7 @@ int shstk_db_violation_find_match(struct shstk_db *db, const struct shstk_db_vio
 	    (r = bind_opt(db, st, 5, (int64_t)v->ip)) < 0 || (r = bind_opt(db, st, 6, (int64_t)v->ssp)) < 0 ||
 	    (r = db_bind_int64(db, st, 7, source)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
-	*ret_id = sqlite3_column_int64(st, 0);
-	return 1;
+	return db_step_int64(db, st, ret_id);
 }
 
 /* Binds ?2..?25 of SQL_V_INSERT and SQL_V_MERGE (the same order). */
@@ -818,16 +800,14 @@ int shstk_db_stage_record(struct shstk_db *db, const struct shstk_db_stage_chang
 int shstk_db_stage_last(struct shstk_db *db, char **ret)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_S_LAST, &st);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
+	r = db_step_row(db, st);
+	if (r <= 0)
+		return r;
 	*ret = strdup(db_col_text(st, 0) ? db_col_text(st, 0) : "");
 	return *ret ? 1 : -ENOMEM;
 }

@@ -58,16 +58,14 @@ int shstk_db_scan_last(struct shstk_db *db, int (*cb)(const struct shstk_db_scan
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	struct shstk_db_scan s;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_SCAN_LAST, &st);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
+	r = db_step_row(db, st);
+	if (r <= 0)
+		return r;
 	s = (struct shstk_db_scan){
 		.id = sqlite3_column_int64(st, 0),
 		.started_us = sqlite3_column_int64(st, 1),
@@ -202,16 +200,14 @@ static void read_stat(sqlite3_stmt *st, struct shstk_db_stat *ret)
 int shstk_db_object_lookup_stat(struct shstk_db *db, const char *path, struct shstk_db_stat *ret)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r, rc;
+	int r;
 
 	r = db_prepare(db, SQL_LOOKUP_STAT, &st);
 	if (r < 0 || (r = db_bind_text(db, st, 1, path)) < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return db_error(db, rc);
+	r = db_step_row(db, st);
+	if (r <= 0)
+		return r;
 	read_stat(st, ret);
 	return 1;
 }
