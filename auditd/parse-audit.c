@@ -22,22 +22,6 @@ static bool has_prefix(const char *p, const char *end, const char *prefix)
 	return (size_t)(end - p) >= n && memcmp(p, prefix, n) == 0;
 }
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decimal without sign into *ret, all of [p, p+n). */
 static int parse_dec(const char *p, size_t n, uint64_t max, uint64_t *ret)
 {
@@ -46,7 +30,7 @@ static int parse_dec(const char *p, size_t n, uint64_t max, uint64_t *ret)
 	if (n == 0 || n > 20)
 		return -EBADMSG;
 	for (size_t i = 0; i < n; i++) {
-		if (!is_digit(p[i]))
+		if (!shstk_is_digit(p[i]))
 			return -EBADMSG;
 		if (v > (UINT64_MAX - (uint64_t)(p[i] - '0')) / 10)
 			return -EBADMSG;
@@ -66,7 +50,7 @@ static int parse_0x(const char *p, size_t n, uint64_t *ret)
 	if (n < 3 || n > 18 || p[0] != '0' || p[1] != 'x')
 		return -EBADMSG;
 	for (size_t i = 2; i < n; i++) {
-		int d = hexval(p[i]);
+		int d = shstk_hexval(p[i]);
 
 		if (d < 0)
 			return -EBADMSG;
@@ -102,7 +86,7 @@ static int decode_untrusted(const struct field *f, char *buf, size_t size, bool 
 	if (f->val_len / 2 >= size)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i < f->val_len; i += 2) {
-		int hi = hexval(f->val[i]), lo = hexval(f->val[i + 1]);
+		int hi = shstk_hexval(f->val[i]), lo = shstk_hexval(f->val[i + 1]);
 
 		/* A NUL cannot be in a C string the kernel printed. */
 		if (hi < 0 || lo < 0 || (hi | lo) == 0)
@@ -144,7 +128,7 @@ static int parse_type(const char **pp, const char *end, unsigned *ret)
 		p++;
 	if (p == tok)
 		return -EBADMSG;
-	if (is_digit(*tok)) {
+	if (shstk_is_digit(*tok)) {
 		if (parse_dec(tok, (size_t)(p - tok), 65535, &v) < 0)
 			return -EBADMSG;
 	} else if (has_prefix(tok, p, "UNKNOWN[")) {
@@ -170,16 +154,16 @@ static int parse_stamp(const char **pp, const char *end, struct shstk_audit_reco
 	const char *p = *pp + 6, *q;
 	uint64_t sec, msec, serial;
 
-	for (q = p; q < end && is_digit(*q); q++)
+	for (q = p; q < end && shstk_is_digit(*q); q++)
 		;
 	if (q == end || *q != '.' || parse_dec(p, (size_t)(q - p), INT64_MAX / 1000000 - 1, &sec) < 0)
 		return -EBADMSG;
 	p = q + 1;
-	if (end - p < 4 || !is_digit(p[0]) || !is_digit(p[1]) || !is_digit(p[2]) || p[3] != ':')
+	if (end - p < 4 || !shstk_is_digit(p[0]) || !shstk_is_digit(p[1]) || !shstk_is_digit(p[2]) || p[3] != ':')
 		return -EBADMSG;
 	msec = (uint64_t)(p[0] - '0') * 100 + (uint64_t)(p[1] - '0') * 10 + (uint64_t)(p[2] - '0');
 	p += 4;
-	for (q = p; q < end && is_digit(*q); q++)
+	for (q = p; q < end && shstk_is_digit(*q); q++)
 		;
 	if (parse_dec(p, (size_t)(q - p), UINT32_MAX, &serial) < 0 || !has_prefix(q, end, "):"))
 		return -EBADMSG;

@@ -5,31 +5,15 @@
 
 #include "parse-kmsg.h"
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decimal at *pp up to @stop; advances past the digits. */
 static int take_dec(const char **pp, const char *end, uint64_t max, uint64_t *ret)
 {
 	const char *p = *pp;
 	uint64_t v = 0;
 
-	if (p == end || !is_digit(*p))
+	if (p == end || !shstk_is_digit(*p))
 		return -EBADMSG;
-	for (; p < end && is_digit(*p); p++) {
+	for (; p < end && shstk_is_digit(*p); p++) {
 		if (v > (max - (uint64_t)(*p - '0')) / 10)
 			return -EBADMSG;
 		v = v * 10 + (uint64_t)(*p - '0');
@@ -46,7 +30,7 @@ static int take_hex(const char **pp, const char *end, uint64_t *ret)
 	uint64_t v = 0;
 	int d;
 
-	for (; p < end && (d = hexval(*p)) >= 0 && p - *pp < 17; p++)
+	for (; p < end && (d = shstk_hexval(*p)) >= 0 && p - *pp < 17; p++)
 		v = v << 4 | (uint64_t)d;
 	if (p == *pp || p - *pp > 16)
 		return -EBADMSG;
@@ -76,7 +60,7 @@ static int unescape(const char *p, const char *end, char *out, size_t size, size
 		if (c == '\\') {
 			int hi, lo;
 
-			if (end - p < 3 || p[0] != 'x' || (hi = hexval(p[1])) < 0 || (lo = hexval(p[2])) < 0)
+			if (end - p < 3 || p[0] != 'x' || (hi = shstk_hexval(p[1])) < 0 || (lo = shstk_hexval(p[2])) < 0)
 				return -EBADMSG;
 			c = (char)(hi << 4 | lo);
 			p += 3;
@@ -138,7 +122,7 @@ static int parse_task(const char *msg, const char *mark, struct shstk_kmsg_cp *c
 	const char *q = mark, *digits;
 	uint64_t pid;
 
-	while (q > msg && is_digit(q[-1]))
+	while (q > msg && shstk_is_digit(q[-1]))
 		q--;
 	digits = q;
 	if (digits == mark || q == msg || q[-1] != '[')

@@ -5,17 +5,7 @@
 #include <string.h>
 
 #include "publish.h"
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "util.h"
 
 /* A decimal number that fills [s, end) exactly: no sign, no blanks, no overflow. */
 static int parse_u64(const char *s, const char *end, uint64_t *ret)
@@ -61,7 +51,7 @@ int shstk_publish_identity_key(const char *identity, struct shstk_al_key *ret)
 		if (n == 0 || n % 2 || n / 2 > sizeof(id))
 			return -EINVAL;
 		for (size_t i = 0; i < n / 2; i++) {
-			int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+			int hi = shstk_hexval(s[2 * i]), lo = shstk_hexval(s[2 * i + 1]);
 
 			if (hi < 0 || lo < 0)
 				return -EINVAL;

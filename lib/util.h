@@ -100,6 +100,24 @@ _printf_(2, 3) static inline void shstk_err_set(struct shstk_err *e, const char 
 	va_end(ap);
 }
 
+/* Locale-free character classes for the parsers of kernel and file formats. */
+static inline bool shstk_is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* The value of hexadecimal digit @c, or -1. */
+static inline int shstk_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* Returns -errno of the last failing libc call, never 0. */
 static inline int negerrno(void)
 {
