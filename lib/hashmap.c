@@ -7,8 +7,16 @@
 #include <unistd.h>
 
 #include "hashmap.h"
-#include "util.h"
 
+/* The same hash on either byte order: words are read little-endian. */
+static inline uint64_t le64(uint64_t w)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(w);
+#else
+	return w;
+#endif
+}
 
 /*
  * Eight bytes per step: h = (h ^ word) * K is a bijection of h for a given
@@ -27,9 +35,9 @@ uint64_t shstk_hash_bytes(const void *key, size_t len)
 	uint64_t w;
 	size_t i;
 
-	/* The same hash on either byte order: words are read little-endian. */
 	for (i = 0; i + 8 <= len; i += 8) {
-		w = shstk_load_le64(p + i);
+		memcpy(&w, p + i, 8);
+		w = le64(w);
 		h = (h ^ w) * UINT64_C(0x9e3779b97f4a7c15);
 		h ^= h >> 29;
 	}
@@ -40,7 +48,8 @@ uint64_t shstk_hash_bytes(const void *key, size_t len)
 		 * Both give the tail zero-extended, as a little-endian load of
 		 * it would be. */
 		if (len >= 8) {
-			w = shstk_load_le64(p + len - 8) >> (8 * (8 - (len - i)));
+			memcpy(&w, p + len - 8, 8);
+			w = le64(w) >> (8 * (8 - (len - i)));
 		} else {
 			w = 0;
 			for (size_t j = len; j > i; j--)

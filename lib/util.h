@@ -17,30 +17,6 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
-/* Eight bytes at @p as a little-endian word, on either byte order (for
- * code that looks at several bytes at once). */
-static inline uint64_t shstk_load_le64(const void *p)
-{
-	uint64_t w;
-
-	__builtin_memcpy(&w, p, sizeof(w));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-struct stat;
-
-/*
- * The whole of the regular file @path, NUL-terminated, into *@ret (freed by
- * the caller; *@ret_len bytes before the NUL) and its stat into *@ret_st
- * (either may be NULL): -EINVAL if it is not a regular file, -EFBIG if it
- * is larger than @max, -errno if it cannot be opened or read.  A file that
- * shrank since it was opened reads as what is left.
- */
-int shstk_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st);
-
-#endif
-	return w;
-}
-
 static inline void shstk_freep(void *p)
 {
 	free(*(void **)p);

@@ -529,7 +529,6 @@ static void test_deps_symlinks_in_root(void **state)
 	shstk_resolver_free(r);
 }
 
-/* Objects handed in by a scanner are used as they are, never re-read. */
 /* The facts of a 64-bit x86-64 object marked SHSTK, as the reader gives them. */
 static struct shstk_elf_info marked64(uint16_t e_type, enum shstk_elf_kind kind)
 {
@@ -543,6 +542,7 @@ static struct shstk_elf_info marked64(uint16_t e_type, enum shstk_elf_kind kind)
 	};
 }
 
+/* Objects handed in by a scanner are used as they are, never re-read. */
 static void test_deps_add_and_memo(void **state)
 {
 	struct shstk_resolver *r = resolver_for("root");
