@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "decide.h"
-#include "preload.h"
+#include "event.h"
 #include "shstkd.h"
 
 #ifndef SYS_pidfd_open

@@ -17,14 +17,9 @@
 #include <unistd.h>
 
 #include "allowlist.h"
+#include "commands.h"
 #include "config.h"
 #include "elfinfo.h"
-
-#if __has_include("commands.h")
-#include "commands.h"
-#else
-int cmd_allowlist(int argc, char **argv);
-#endif
 
 #define DEFAULT_ALLOWLIST SHSTK_STATEDIR "/allowlist"
 

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The shstkctl commands: one file cli/cmd-<name>.c each, defining
- * cmd_<name>(argc, argv) with argv[0] the command's name.  Declared weak so
- * that shstkctl links while a command's file is still being written; the
- * dispatcher says "not implemented yet" for a command whose symbol is absent.
+ * cmd_<name>(argc, argv) with argv[0] the command's name.  Every one is in
+ * shstkctl.c's table: a command without its function does not link.
  */
 #ifndef SHSTKCTL_COMMANDS_H
 #define SHSTKCTL_COMMANDS_H
 
-#define SHSTKCTL_CMD(name) int cmd_##name(int argc, char **argv) __attribute__((weak))
+#define SHSTKCTL_CMD(name) int cmd_##name(int argc, char **argv)
 
 SHSTKCTL_CMD(allow);
 SHSTKCTL_CMD(allowlist);

@@ -54,8 +54,7 @@ static void help(FILE *f)
 	      "Commands:\n",
 	      f);
 	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
-		fprintf(f, "  %-10s %s%s\n", commands[i].name, commands[i].summary,
-			commands[i].fn ? "" : " (not built)");
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n"
 	      "Global options:\n"
 	      "  --db PATH     the database (also accepted after the command). Default:\n"
@@ -90,8 +89,6 @@ static int run(const struct command *c, int argc, char **argv)
 {
 	int r;
 
-	if (!c->fn)
-		return shstkctl_error("%s: not implemented yet", c->name);
 	/* Each command parses its own options with getopt from index 1. */
 	optind = 0;
 	r = c->fn(argc, argv);

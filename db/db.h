@@ -419,7 +419,7 @@ int shstk_db_runs_foreach(struct shstk_db *db, const char *identity,
 
 /* ---- violations ----------------------------------------------------------- */
 
-/* enum shstk_source's ANOM_ABEND bit (auditd/evidence.h): a row whose sources
+/* enum shstk_source's ANOM_ABEND bit (engine/evidence.h): a row whose sources
  * are only this is an uncorroborated hint. */
 #define SHSTK_DB_SOURCE_HINT 16u
 

@@ -5,15 +5,7 @@
 # and corrupt files rejected with the offset of the damage.
 set -u
 : "${SHSTK_BUILDDIR:?}"
-ctl=()
-if [ -x "$SHSTK_BUILDDIR/cli/shstkctl" ] && "$SHSTK_BUILDDIR/cli/shstkctl" allowlist --help >/dev/null 2>&1; then
-	ctl=("$SHSTK_BUILDDIR/cli/shstkctl" allowlist)
-elif [ -x "$SHSTK_BUILDDIR/tests/preload/shstk-allowlist-tool" ]; then
-	ctl=("$SHSTK_BUILDDIR/tests/preload/shstk-allowlist-tool")
-else
-	echo "SKIP: neither shstkctl with 'allowlist' nor shstk-allowlist-tool is built"
-	exit 77
-fi
+ctl=("$SHSTK_BUILDDIR/cli/shstkctl" allowlist)
 W=$(mktemp -d /tmp/test-allowlist.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fails=0

@@ -5,7 +5,7 @@
 # and bit flip of an allowlist, overrides and secure execution, dlopen, and
 # output and exit status identical with and without the preload.
 set -u
-: "${PRELOAD_LIB:?}" "${TP_DIR:?}" "${ALLOWLIST_TOOL:?}"
+: "${PRELOAD_LIB:?}" "${TP_DIR:?}" "${SHSTKCTL:?}"
 
 W=$(mktemp -d /tmp/test-preload.XXXXXX)
 chmod 755 "$W"
@@ -36,7 +36,7 @@ expect_not() {
 		if grep -Eq -- "$re" <<<"$text"; then fail "$desc: unexpected /$re/ in: $text"; else pass; fi
 	done
 }
-al_write() { "$ALLOWLIST_TOOL" write --generation 5 -o "$@"; }
+al_write() { "$SHSTKCTL" allowlist write --generation 5 -o "$@"; }
 # probe ALLOWLIST [ENV...]: the probe's event line under the preload
 probe() {
 	local al=$1
@@ -93,7 +93,7 @@ cp "$PROBE" "$W/probe-noid"
 objcopy --remove-section .note.gnu.build-id "$W/probe-noid" || exit 1
 ln -s "$W/probe-noid" "$W/probe-alias"
 al_write "$W/al-file" "off exe:$W/probe-noid" || exit 1
-expect "file key written" "$("$ALLOWLIST_TOOL" dump "$W/al-file")" '^off file:[0-9]+:[0-9]+:[0-9]+:[0-9]+$'
+expect "file key written" "$("$SHSTKCTL" allowlist dump "$W/al-file")" '^off file:[0-9]+:[0-9]+:[0-9]+:[0-9]+$'
 for exe in "$W/probe-noid" "$W/probe-alias"; do
 	out=$(SHSTK_ALLOWLIST="$W/al-file" LD_PRELOAD="$PRELOAD_LIB" "$exe")
 	expect "file key via $exe" "$out" 'source=allowlist by=nobody listed=off' 'key=file:'

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "preload.h"
+#include "event.h"
 
 static const char *const tp_sources[] = { "unlisted", "allowlist", "override", "no-allowlist",
 					  "bad-allowlist", "no-identity", "disabled" };

@@ -5,8 +5,8 @@
  * helper) and its decision engine.  Observers parse what they see into these
  * structs and hand them to the recording functions; the engine stores them
  * (deduplicated), re-decides the affected executables and asks for a new
- * allowlist.  Implemented in auditd/record.c (recording) and auditd/decide.c,
- * auditd/publish.c (decisions and allowlist).
+ * allowlist.  Implemented in engine/record.c (recording) and engine/decide.c,
+ * engine/publish.c (decisions and allowlist).
  */
 #ifndef SHSTK_EVIDENCE_H
 #define SHSTK_EVIDENCE_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Forced into every file of libshstk_preload.so (meson: -include): cpuid.h's
+ * Forced into every file of libshstk_preload.so and of lib/'s in-process
+ * library (meson: -include, lib/meson.build): cpuid.h's
  * __get_cpuid(), answered from the CPU features the dynamic loader has already
  * read, instead of with the cpuid instruction.
  *

@@ -3,7 +3,7 @@
  * shstkd's recorder: every observer's view of a violation becomes one row
  * however many sources saw it, attributed to the build that ran, and every
  * process start the preload announces becomes a run whose end is recorded —
- * the evidence auditd/decide.c turns into decisions.
+ * the evidence engine/decide.c turns into decisions.
  */
 #include <fcntl.h>
 #include <string.h>

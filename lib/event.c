@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "preload.h"
+#include "event.h"
 
 static void put32le(uint8_t *p, uint32_t v)
 {
