@@ -25,11 +25,11 @@ int64_t admin_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int admin_open_db_rw_or_log(struct shstk_db **ret)
+int admin_open_db_rw_or_log(const struct shstkctl *ctl, struct shstk_db **ret)
 {
-	if (access(shstkctl_db_path(), F_OK) < 0 && errno == ENOENT)
-		return shstkctl_error("no database at %s; run 'shstkctl scan' first", shstkctl_db_path());
-	return shstkctl_open_db(0, ret);
+	if (access(shstkctl_db_path(ctl), F_OK) < 0 && errno == ENOENT)
+		return shstkctl_error("no database at %s; run 'shstkctl scan' first", shstkctl_db_path(ctl));
+	return shstkctl_open_db(ctl, 0, ret);
 }
 
 int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret)
@@ -100,7 +100,7 @@ void admin_user(char *buf, size_t len, int64_t *ret_uid)
 	*ret_uid = uid;
 }
 
-int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy *ap, const char *allowlist)
+int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *db, const struct admin_policy *ap, const char *allowlist)
 {
 	struct shstk_decide_stats st;
 	struct shstk_err err = {};
@@ -110,7 +110,7 @@ int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy
 
 	r = shstk_decide_all(db, ap->p, admin_now_us(), &st);
 	if (r < 0)
-		return shstkctl_error_errno(r, "re-deciding (database %s%s%s)", shstkctl_db_path(),
+		return shstkctl_error_errno(r, "re-deciding (database %s%s%s)", shstkctl_db_path(ctl),
 					    shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));
 	r = shstk_publish_err(db, ap->p, al, &gen, &err);
 	if (r < 0) {
@@ -118,7 +118,7 @@ int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy
 			return shstkctl_error("publishing %s: %s", al, err.msg);
 		return shstkctl_error_errno(r, "publishing %s", al);
 	}
-	if (!shstkctl.quiet)
+	if (!ctl->quiet)
 		printf("re-decided %u executable%s (%u changed); published %s generation %llu\n", st.identities,
 		       st.identities == 1 ? "" : "s", st.changed, al, (unsigned long long)gen);
 	return SHSTKCTL_EXIT_OK;

@@ -26,6 +26,8 @@
  */
 #define ADMIN_META_STAGE SHSTK_META_STAGE_OVERRIDE
 
+struct shstkctl;
+
 struct admin_policy {
 	struct shstk_policy *p;   /* stage override applied */
 	char source[4200];        /* "FILE" or "built-in default (FILE does not exist)" */
@@ -41,7 +43,7 @@ void admin_policy_done(struct admin_policy *ap);
 
 /* Opens the database read-write for a change, but never creates it: a fresh
  * empty database helps nobody, the message says how to fill one.  Returns an exit code. */
-int admin_open_db_rw_or_log(struct shstk_db **ret);
+int admin_open_db_rw_or_log(const struct shstkctl *ctl, struct shstk_db **ret);
 
 /* The stage override: 1 and *ret, 0 when none is set. */
 int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret);
@@ -56,7 +58,7 @@ int64_t admin_now_us(void);
  * (NULL: the policy's).  Prints a one-line summary unless quiet, errors once.
  * Returns an exit code.
  */
-int admin_redecide_publish_or_log(struct shstk_db *db, const struct admin_policy *ap, const char *allowlist);
+int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *db, const struct admin_policy *ap, const char *allowlist);
 
 struct json;
 

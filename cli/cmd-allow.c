@@ -3,7 +3,7 @@
 #include "commands.h"
 #include "override.h"
 
-int cmd_allow(int argc, char **argv)
+int cmd_allow(int argc, char **argv, struct shstkctl *ctl)
 {
-	return shstkctl_override_main("allow", argc, argv);
+	return shstkctl_override_main(ctl, "allow", argc, argv);
 }

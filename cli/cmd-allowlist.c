@@ -404,7 +404,7 @@ static int write_cmd(int argc, char **argv)
 	return r < 0 ? 1 : 0;
 }
 
-int cmd_allowlist(int argc, char **argv)
+int cmd_allowlist(int argc, char **argv, struct shstkctl *ctl)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);

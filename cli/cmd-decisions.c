@@ -110,7 +110,7 @@ static void sorted_free(struct sorted *s)
 	free(s->v);
 }
 
-int cmd_decisions(int argc, char **argv)
+int cmd_decisions(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "state", required_argument, NULL, 's' },
@@ -145,24 +145,23 @@ int cmd_decisions(int argc, char **argv)
 			if (shstkctl_parse_format("decisions", optarg, &fmt) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("decisions", "invalid option");
+			r = shstkctl_common_option(ctl, "decisions", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("decisions", "unexpected argument '%s'", argv[optind]);
-	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = shstk_db_decisions_foreach(db, collect, &s);
 	if (r < 0) {
-		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
+		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path(ctl));
 		goto out;
 	}
 	if (s.n)

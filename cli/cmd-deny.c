@@ -3,7 +3,7 @@
 #include "commands.h"
 #include "override.h"
 
-int cmd_deny(int argc, char **argv)
+int cmd_deny(int argc, char **argv, struct shstkctl *ctl)
 {
-	return shstkctl_override_main("deny", argc, argv);
+	return shstkctl_override_main(ctl, "deny", argc, argv);
 }

@@ -728,13 +728,13 @@ static int print_json(const struct explanation *e, struct shstk_db *db)
 }
 
 /* --identity: the database's side only; the database must exist. */
-static int explain_identity(const char *identity, enum shstkctl_format fmt)
+static int explain_identity(const struct shstkctl *ctl, const char *identity, enum shstkctl_format fmt)
 {
 	struct shstk_db *db = NULL;
 	struct json j;
 	int r;
 
-	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	if (fmt == SHSTKCTL_FORMAT_JSON) {
@@ -749,7 +749,7 @@ static int explain_identity(const char *identity, enum shstkctl_format fmt)
 	}
 	if (r < 0) {
 		fflush(stdout);
-		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path());
+		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path(ctl));
 	} else {
 		r = SHSTKCTL_EXIT_OK;
 	}
@@ -757,7 +757,7 @@ static int explain_identity(const char *identity, enum shstkctl_format fmt)
 	return r;
 }
 
-int cmd_explain(int argc, char **argv)
+int cmd_explain(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -792,14 +792,13 @@ int cmd_explain(int argc, char **argv)
 		case 'i':
 			identity = optarg;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("explain", "invalid option");
+			r = shstkctl_common_option(ctl, "explain", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (identity) {
@@ -808,7 +807,7 @@ int cmd_explain(int argc, char **argv)
 		if (strncmp(identity, "build-id:", 9) != 0 && strncmp(identity, "file:", 5) != 0)
 			return shstkctl_usage_error("explain", "identity '%s' is neither build-id:HEX nor file:...",
 						    identity);
-		return explain_identity(identity, fmt);
+		return explain_identity(ctl, identity, fmt);
 	}
 	if (optind + 1 != argc)
 		return shstkctl_usage_error("explain", optind >= argc ? "which binary? (PATH missing)"
@@ -837,12 +836,12 @@ int cmd_explain(int argc, char **argv)
 	if (!force_live) {
 		/* No database is fine: explain what the file system says.  It
 		 * stays open for the decision and the evidence. */
-		if (shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, &db) < 0)
+		if (shstk_db_open(shstkctl_db_path(ctl), SHSTK_DB_READONLY, &db) < 0)
 			db = NULL;
 		if (db)
 			r = from_db(db, abs, &st, &e);
 		if (r < 0) {
-			r = shstkctl_error("reading %s: %s", shstkctl_db_path(), shstk_db_errmsg(db));
+			r = shstkctl_error("reading %s: %s", shstkctl_db_path(ctl), shstk_db_errmsg(db));
 			goto out;
 		}
 	}
@@ -867,7 +866,7 @@ int cmd_explain(int argc, char **argv)
 	r = fmt == SHSTKCTL_FORMAT_JSON ? print_json(&e, db) : print_table(&e, db);
 	if (r < 0) {
 		fflush(stdout);
-		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path());
+		r = shstkctl_error_errno(r, "reading the evidence from %s", shstkctl_db_path(ctl));
 		goto out;
 	}
 	r = SHSTKCTL_EXIT_OK;

@@ -43,7 +43,7 @@ static void help(void)
 	      stdout);
 }
 
-static int provenance(char **ret)
+static int provenance(const struct shstkctl *ctl, char **ret)
 {
 	char host[HOST_NAME_MAX + 1] = "";
 	struct timespec ts;
@@ -62,7 +62,7 @@ static int provenance(char **ret)
 	json_kv_string(&j, "host", host);
 	json_kv_int(&j, "time_us", (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 	json_kv_string(&j, "tool", "shstkctl " SHSTK_VERSION);
-	json_kv_string(&j, "database", shstkctl_db_path());
+	json_kv_string(&j, "database", shstkctl_db_path(ctl));
 	json_object_close(&j);
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
@@ -101,7 +101,7 @@ static int write_file(const char *path, const char *text)
 	return 0;
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -124,26 +124,25 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("export", "invalid option");
+			r = shstkctl_common_option(ctl, "export", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("export", "unexpected argument '%s'", argv[optind]);
-	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = provenance(&prov);
+	r = provenance(ctl, &prov);
 	if (r >= 0)
 		r = shstk_db_bundle_export(db, prov, &text);
 	if (r < 0) {
-		r = shstkctl_error_errno(r, "export: reading %s (%s)", shstkctl_db_path(), shstk_db_errmsg(db));
+		r = shstkctl_error_errno(r, "export: reading %s (%s)", shstkctl_db_path(ctl), shstk_db_errmsg(db));
 		shstk_db_close(db);
 		return r;
 	}

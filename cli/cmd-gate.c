@@ -36,6 +36,7 @@ enum {
 #define GATE_REASONS_MAX 6
 
 struct gate_opts {
+	struct shstkctl ctl; /* a copy: the policy may name the database */
 	const char *policy_path;
 	bool strict;
 	enum shstkctl_format format;
@@ -493,7 +494,7 @@ static int load_policy(const char *path, struct shstk_policy **ret, const char *
 	return shstkctl_policy_load(path, false, ret);
 }
 
-static int gate_run(const struct gate_opts *o, char **files, size_t n)
+static int gate_run(struct gate_opts *o, char **files, size_t n)
 {
 #if HAVE_RPM
 	_cleanup_policy_ struct shstk_policy *policy = NULL;
@@ -507,15 +508,17 @@ static int gate_run(const struct gate_opts *o, char **files, size_t n)
 	if (load_policy(o->policy_path, &policy, &policy_name) < 0)
 		return GATE_EXIT_UNREADABLE;
 	c.policy = policy;
-	if (!shstkctl.db_path && policy->database && o->policy_path)
-		shstkctl.db_path = policy->database;
-	r = shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, &c.db);
+	/* A policy given with --policy names the packager's database,
+	 * unless --db says otherwise. */
+	if (!o->ctl.db_path && policy->database && o->policy_path)
+		o->ctl.db_path = policy->database;
+	r = shstk_db_open(shstkctl_db_path(&o->ctl), SHSTK_DB_READONLY, &c.db);
 	if (r == -ENOENT)
 		c.db = NULL; /* no evidence yet: the policy alone judges */
 	else if (r < 0)
-		return shstkctl_open_db(SHSTK_DB_READONLY, &c.db) == SHSTKCTL_EXIT_OK ? 0 : GATE_EXIT_UNREADABLE;
+		return shstkctl_open_db(&o->ctl, SHSTK_DB_READONLY, &c.db) == SHSTKCTL_EXIT_OK ? 0 : GATE_EXIT_UNREADABLE;
 	else
-		db_name = shstkctl_db_path();
+		db_name = shstkctl_db_path(&o->ctl);
 
 	if (rpmReadConfigFiles(NULL, NULL) != 0) {
 		shstk_db_close(c.db);
@@ -562,7 +565,7 @@ static int gate_run(const struct gate_opts *o, char **files, size_t n)
 #endif
 }
 
-int cmd_gate(int argc, char **argv)
+int cmd_gate(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -573,7 +576,7 @@ int cmd_gate(int argc, char **argv)
 		{}
 	};
 	struct gate_opts o = { .format = SHSTKCTL_FORMAT_TABLE };
-	int opt;
+	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -587,17 +590,17 @@ int cmd_gate(int argc, char **argv)
 			if (shstkctl_parse_format("gate", optarg, &o.format) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("gate", "invalid option");
+			r = shstkctl_common_option(ctl, "gate", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind >= argc)
 		return shstkctl_usage_error("gate", "no package given (shstkctl gate PACKAGE.rpm...)");
+	o.ctl = *ctl;
 	return gate_run(&o, argv + optind, (size_t)(argc - optind));
 }

@@ -269,7 +269,7 @@ static int import_all(struct shstk_db *db, const char *text, const struct shstk_
 	return r;
 }
 
-int cmd_import(int argc, char **argv)
+int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'P' },
@@ -290,9 +290,6 @@ int cmd_import(int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'P':
 			policy = optarg;
 			break;
@@ -307,7 +304,9 @@ int cmd_import(int argc, char **argv)
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("import", "invalid option");
+			r = shstkctl_common_option(ctl, "import", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind + 1 != argc)
@@ -320,7 +319,7 @@ int cmd_import(int argc, char **argv)
 		return shstkctl_error("import: %s: larger than %zu MiB", file, IMPORT_MAX >> 20);
 	if (r < 0)
 		return shstkctl_error_errno(r, "import: %s", file);
-	r = shstkctl_open_db(0, &db);
+	r = shstkctl_open_db(ctl, 0, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(policy, db, &ap);
@@ -332,20 +331,20 @@ int cmd_import(int argc, char **argv)
 	if (r == -EBADMSG)
 		r = shstkctl_error("import: %s: %s; nothing imported", file, msg ? msg : "not a bundle");
 	else if (r < 0)
-		r = shstkctl_error_errno(r, "import: %s into %s (%s)", file, shstkctl_db_path(), shstk_db_errmsg(db));
+		r = shstkctl_error_errno(r, "import: %s into %s (%s)", file, shstkctl_db_path(ctl), shstk_db_errmsg(db));
 	else {
-		if (!shstkctl.quiet)
+		if (!ctl->quiet)
 			printf("imported %s: runs %" PRIu64 " added, %" PRIu64 " already known; violations %" PRIu64
 			       " added, %" PRIu64 " already known; decisions %" PRIu64 " added, %" PRIu64
 			       " kept local\n",
 			       file, st.runs, st.runs_known, st.violations, st.violations_known, st.decisions,
 			       st.decisions_local);
-		if (!shstkctl.quiet)
+		if (!ctl->quiet)
 			printf("re-decided %u executable%s (%u changed) under stage %s; %u imported decision%s kept for "
 			       "builds not installed here\n",
 			       ds.identities, ds.identities == 1 ? "" : "s", ds.changed, shstk_stage_name(ap.p->stage),
 			       ds.imported, ds.imported == 1 ? "" : "s");
-		r = publish ? admin_redecide_publish_or_log(db, &ap, allowlist) : SHSTKCTL_EXIT_OK;
+		r = publish ? admin_redecide_publish_or_log(ctl, db, &ap, allowlist) : SHSTKCTL_EXIT_OK;
 	}
 	admin_policy_done(&ap);
 	shstk_db_close(db);

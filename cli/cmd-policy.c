@@ -111,20 +111,20 @@ static int policy_check(int argc, char **argv)
  * The database holding the stage override, read-only; NULL when there is
  * none (nobody ran 'stage set').  Returns an exit code.
  */
-static int open_db_if_any(struct shstk_db **ret)
+static int open_db_if_any(const struct shstkctl *ctl, struct shstk_db **ret)
 {
-	int r = shstk_db_open(shstkctl_db_path(), SHSTK_DB_READONLY, ret);
+	int r = shstk_db_open(shstkctl_db_path(ctl), SHSTK_DB_READONLY, ret);
 
 	if (r == -ENOENT) {
 		*ret = NULL;
 		return SHSTKCTL_EXIT_OK;
 	}
 	if (r < 0)
-		return shstkctl_error_errno(r, "cannot open database %s for its stage override", shstkctl_db_path());
+		return shstkctl_error_errno(r, "cannot open database %s for its stage override", shstkctl_db_path(ctl));
 	return SHSTKCTL_EXIT_OK;
 }
 
-static int show_table(const struct admin_policy *ap, bool have_db)
+static int show_table(const struct shstkctl *ctl, const struct admin_policy *ap, bool have_db)
 {
 	if (ap->builtin)
 		printf("# built-in default policy (%s does not exist)\n", POLICY_PATH);
@@ -132,14 +132,14 @@ static int show_table(const struct admin_policy *ap, bool have_db)
 		printf("# policy from %s\n", ap->source);
 	if (ap->overridden)
 		printf("# stage %s: set with 'shstkctl stage set' in %s; the policy says %s\n",
-		       shstk_stage_name(ap->p->stage), shstkctl_db_path(), shstk_stage_name(ap->file_stage));
+		       shstk_stage_name(ap->p->stage), shstkctl_db_path(ctl), shstk_stage_name(ap->file_stage));
 	else
 		printf("# stage %s: from the policy (%s%s)\n", shstk_stage_name(ap->p->stage),
-		       have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path());
+		       have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path(ctl));
 	return print_policy(ap->p);
 }
 
-static int show_json(const struct admin_policy *ap, bool have_db)
+static int show_json(const struct shstkctl *ctl, const struct admin_policy *ap, bool have_db)
 {
 	const struct shstk_policy *p = ap->p;
 	struct json j;
@@ -148,7 +148,7 @@ static int show_json(const struct admin_policy *ap, bool have_db)
 	json_begin(&j, stdout);
 	json_object_open(&j);
 	admin_stage_json(&j, ap);
-	json_kv_string(&j, "database", have_db ? shstkctl_db_path() : NULL);
+	json_kv_string(&j, "database", have_db ? shstkctl_db_path(ctl) : NULL);
 	json_kv_string(&j, "dlopen_unmarked", p->dlopen_unmarked == SHSTK_DLOPEN_REFUSE ? "refuse" : "allow-and-report");
 	json_kv_bool(&j, "test_overrides", p->test_overrides);
 	json_kv_uint(&j, "clean_runs", p->clean_runs);
@@ -184,7 +184,7 @@ static int show_json(const struct admin_policy *ap, bool have_db)
 	return SHSTKCTL_EXIT_OK;
 }
 
-static int policy_show(int argc, char **argv)
+static int policy_show(struct shstkctl *ctl, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'P' },
@@ -209,32 +209,31 @@ static int policy_show(int argc, char **argv)
 			if (shstkctl_parse_format("policy", optarg, &fmt) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("policy", "policy show: invalid option");
+			r = shstkctl_common_option(ctl, "policy show", c);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("policy", "policy show: unexpected argument '%s'", argv[optind]);
 	/* The daemon's rules: no policy file means the built-in default, and
 	 * the database's stage override beats the file's stage. */
-	r = open_db_if_any(&db);
+	r = open_db_if_any(ctl, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(path, db, &ap);
 	if (r == SHSTKCTL_EXIT_OK)
-		r = fmt == SHSTKCTL_FORMAT_JSON ? show_json(&ap, db) : show_table(&ap, db);
+		r = fmt == SHSTKCTL_FORMAT_JSON ? show_json(ctl, &ap, db) : show_table(ctl, &ap, db);
 	admin_policy_done(&ap);
 	shstk_db_close(db);
 	return r;
 }
 
-int cmd_policy(int argc, char **argv)
+int cmd_policy(int argc, char **argv, struct shstkctl *ctl)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -247,6 +246,6 @@ int cmd_policy(int argc, char **argv)
 	if (strcmp(argv[1], "check") == 0)
 		return policy_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "show") == 0)
-		return policy_show(argc - 1, argv + 1);
+		return policy_show(ctl, argc - 1, argv + 1);
 	return shstkctl_usage_error("policy", "policy: unknown command '%s'", argv[1]);
 }

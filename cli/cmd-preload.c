@@ -262,7 +262,7 @@ static int run(const char *verb, const char *lib, const char *root)
 	return SHSTKCTL_EXIT_OK;
 }
 
-int cmd_preload(int argc, char **argv)
+int cmd_preload(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "library", required_argument, NULL, 'l' },
@@ -272,7 +272,7 @@ int cmd_preload(int argc, char **argv)
 		{}
 	};
 	const char *lib = PRELOAD_LIB, *root = NULL, *verb;
-	int opt;
+	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -282,14 +282,13 @@ int cmd_preload(int argc, char **argv)
 		case 'r':
 			root = optarg;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg; /* accepted everywhere; preload needs no database */
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("preload", "invalid option");
+			r = shstkctl_common_option(ctl, "preload", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind + 1 != argc)

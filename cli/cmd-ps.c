@@ -220,7 +220,7 @@ static int list(long only, const struct shstk_allowlist *al, struct json *j)
 	return SHSTKCTL_EXIT_OK;
 }
 
-int cmd_ps(int argc, char **argv)
+int cmd_ps(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -260,14 +260,13 @@ int cmd_ps(int argc, char **argv)
 			if (shstkctl_parse_format("ps", optarg, &fmt) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg; /* accepted everywhere; ps reads no database */
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("ps", "invalid option");
+			r = shstkctl_common_option(ctl, "ps", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
@@ -289,7 +288,7 @@ int cmd_ps(int argc, char **argv)
 		}
 	}
 	have_al = shstk_allowlist_map(al_path, 0, &al, &err) >= 0;
-	if (!have_al && !shstkctl.quiet)
+	if (!have_al && !ctl->quiet)
 		fprintf(stderr, "shstkctl: note: allowlist %s not readable%s%s; decisions unknown\n", al_path,
 			err.msg[0] ? ": " : "", err.msg);
 	if (fmt == SHSTKCTL_FORMAT_JSON) {

@@ -14,6 +14,7 @@
 struct report_opts {
 	enum shstkctl_format format;
 	unsigned top;
+	const char *db_path;
 };
 
 static void help(void)
@@ -229,7 +230,7 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct repo
 	if (r >= 0)
 		r = shstk_db_report_verdicts(db, on_verdict, &rep->verdicts);
 	if (r >= 0)
-		r = collect_blockers(shstkctl_db_path(), o->top, &rep->offenders);
+		r = collect_blockers(o->db_path, o->top, &rep->offenders);
 	if (r >= 0)
 		r = shstk_db_report_suspects(db, on_suspect, &rep->suspects);
 	if (r >= 0)
@@ -442,7 +443,7 @@ static void print_json(const struct report *rep, const char *db_path)
 	json_end(&j);
 }
 
-int cmd_report(int argc, char **argv)
+int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -469,30 +470,30 @@ int cmd_report(int argc, char **argv)
 			if (errno || *end || !*optarg || optarg[0] == '-')
 				return shstkctl_usage_error("report", "--top wants a number, not '%s'", optarg);
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("report", "invalid option");
+			r = shstkctl_common_option(ctl, "report", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("report", "unexpected argument '%s'", argv[optind]);
 
-	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	o.db_path = shstkctl_db_path(ctl);
+	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = collect(db, &o, &rep);
 	if (r < 0) {
-		r = shstkctl_error("reading %s: %s", shstkctl_db_path(), shstk_db_errmsg(db));
+		r = shstkctl_error("reading %s: %s", shstkctl_db_path(ctl), shstk_db_errmsg(db));
 	} else {
 		if (o.format == SHSTKCTL_FORMAT_JSON)
-			print_json(&rep, shstkctl_db_path());
+			print_json(&rep, shstkctl_db_path(ctl));
 		else
-			print_table(&rep, shstkctl_db_path());
+			print_table(&rep, shstkctl_db_path(ctl));
 		r = SHSTKCTL_EXIT_OK;
 	}
 	report_free(&rep);

@@ -3,7 +3,7 @@
 #include "commands.h"
 #include "override.h"
 
-int cmd_reset(int argc, char **argv)
+int cmd_reset(int argc, char **argv, struct shstkctl *ctl)
 {
-	return shstkctl_override_main("reset", argc, argv);
+	return shstkctl_override_main(ctl, "reset", argc, argv);
 }

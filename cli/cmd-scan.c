@@ -159,7 +159,7 @@ static int check_paths(const char *sysroot, char **paths, int n)
 	return SHSTKCTL_EXIT_OK;
 }
 
-int cmd_scan(int argc, char **argv)
+int cmd_scan(int argc, char **argv, struct shstkctl *ctl)
 {
 	enum { OPT_ROOT = 0x100, OPT_ALLFS, OPT_NOPROGRESS, OPT_NOPACKAGES, OPT_FULL };
 	static const struct option options[] = {
@@ -201,14 +201,13 @@ int cmd_scan(int argc, char **argv)
 		case OPT_FULL:
 			o.force_closures = true;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("scan", "invalid option");
+			r = shstkctl_common_option(ctl, "scan", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	r = check_paths(o.sysroot, argv + optind, argc - optind);
@@ -216,12 +215,12 @@ int cmd_scan(int argc, char **argv)
 		return r;
 	o.roots = (const char *const *)(argv + optind);
 	o.n_roots = (size_t)(argc - optind);
-	if (show_progress && shstkctl_progress_wanted()) {
+	if (show_progress && shstkctl_progress_wanted(ctl)) {
 		ps.width = term_width();
 		o.progress = progress;
 		o.userdata = &ps;
 	}
-	r = shstkctl_open_db(0, &db);
+	r = shstkctl_open_db(ctl, 0, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = shstk_scan(&o, db, &stats);
@@ -235,7 +234,7 @@ int cmd_scan(int argc, char **argv)
 		shstk_db_close(db);
 		return SHSTKCTL_EXIT_FAILURE;
 	}
-	if (!shstkctl.quiet)
+	if (!ctl->quiet)
 		summary(&o, &stats);
 	shstk_scan_stats_done(&stats);
 	shstk_db_close(db);

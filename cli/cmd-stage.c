@@ -113,7 +113,7 @@ static int dry_one(const struct shstk_db_decision *d, void *ud)
 	return 0;
 }
 
-static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, enum shstkctl_format fmt)
+static int dry_run(const struct shstkctl *ctl, struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, enum shstkctl_format fmt)
 {
 	struct json j;
 	struct dry_run dr = { .db = db, .p = ap->p };
@@ -136,7 +136,7 @@ static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stag
 	r = shstk_db_decisions_foreach(db, dry_one, &dr);
 	ap->p->stage = from;
 	if (r < 0)
-		return shstkctl_error_errno(r, "computing decisions (%s)", shstkctl_db_path());
+		return shstkctl_error_errno(r, "computing decisions (%s)", shstkctl_db_path(ctl));
 	if (dr.j) {
 		json_array_close(&j);
 		json_kv_uint(&j, "decided", dr.total);
@@ -154,7 +154,7 @@ static int dry_run(struct shstk_db *db, struct admin_policy *ap, enum shstk_stag
 
 /* ---- set / unset -------------------------------------------------------------- */
 
-static int record(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, bool unset, const char *reason)
+static int record(const struct shstkctl *ctl, struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, bool unset, const char *reason)
 {
 	char user[256], why[512];
 	int64_t uid;
@@ -166,7 +166,7 @@ static int record(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage
 		 reason ? ": " : "", reason ? reason : "");
 	r = shstk_db_begin(db);
 	if (r < 0)
-		return shstkctl_error_errno(r, "%s", shstkctl_db_path());
+		return shstkctl_error_errno(r, "%s", shstkctl_db_path(ctl));
 	if (unset)
 		r = shstk_db_meta_set(db, ADMIN_META_STAGE, "");
 	else
@@ -179,9 +179,9 @@ static int record(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage
 		r = shstk_db_commit(db);
 	if (r < 0) {
 		(void)shstk_db_rollback(db);
-		return shstkctl_error_errno(r, "recording the stage in %s", shstkctl_db_path());
+		return shstkctl_error_errno(r, "recording the stage in %s", shstkctl_db_path(ctl));
 	}
-	if (!shstkctl.quiet)
+	if (!ctl->quiet)
 		printf("stage %s%s, by %s (uid %" PRId64 ")%s\n", shstk_stage_name(to),
 		       unset ? " (from the policy)" : "", user, uid, recorded ? "" : "; it was already in force");
 	return SHSTKCTL_EXIT_OK;
@@ -215,7 +215,7 @@ static int history_row(const struct shstk_db_stage_change *c, void *ud)
 	return 0;
 }
 
-static int show(struct shstk_db *db, const struct admin_policy *ap, enum shstkctl_format fmt)
+static int show(const struct shstkctl *ctl, struct shstk_db *db, const struct admin_policy *ap, enum shstkctl_format fmt)
 {
 	struct json j;
 	struct show s = {};
@@ -236,7 +236,7 @@ static int show(struct shstk_db *db, const struct admin_policy *ap, enum shstkct
 	}
 	r = shstk_db_stage_history_foreach(db, history_row, &s);
 	if (r < 0)
-		return shstkctl_error_errno(r, "reading the stage history of %s", shstkctl_db_path());
+		return shstkctl_error_errno(r, "reading the stage history of %s", shstkctl_db_path(ctl));
 	if (s.j) {
 		json_array_close(&j);
 		json_object_close(&j);
@@ -245,7 +245,7 @@ static int show(struct shstk_db *db, const struct admin_policy *ap, enum shstkct
 	return SHSTKCTL_EXIT_OK;
 }
 
-static int parse_opts(int argc, char **argv, struct stage_opts *o)
+static int parse_opts(struct shstkctl *ctl, int argc, char **argv, struct stage_opts *o)
 {
 	static const struct option options[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -257,7 +257,7 @@ static int parse_opts(int argc, char **argv, struct stage_opts *o)
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	int opt;
+	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -277,20 +277,19 @@ static int parse_opts(int argc, char **argv, struct stage_opts *o)
 			if (shstkctl_parse_format("stage", optarg, &o->format) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return -1;
 		default:
-			return shstkctl_usage_error("stage", "invalid option");
+			r = shstkctl_common_option(ctl, "stage", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	return SHSTKCTL_EXIT_OK;
 }
 
-int cmd_stage(int argc, char **argv)
+int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 {
 	struct stage_opts o = { .format = SHSTKCTL_FORMAT_TABLE };
 	struct admin_policy ap = {};
@@ -298,7 +297,7 @@ int cmd_stage(int argc, char **argv)
 	const char *verb;
 	int r, to = 0;
 
-	r = parse_opts(argc, argv, &o);
+	r = parse_opts(ctl, argc, argv, &o);
 	if (r < 0)
 		return SHSTKCTL_EXIT_OK;
 	if (r != SHSTKCTL_EXIT_OK)
@@ -324,24 +323,24 @@ int cmd_stage(int argc, char **argv)
 	}
 
 	if (verb[0] == 's' && (verb[1] == 'h' || o.dry_run))
-		r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+		r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	else
-		r = admin_open_db_rw_or_log(&db);
+		r = admin_open_db_rw_or_log(ctl, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(o.policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		goto out;
 	if (strcmp(verb, "show") == 0) {
-		r = show(db, &ap, o.format);
+		r = show(ctl, db, &ap, o.format);
 	} else if (o.dry_run) {
-		r = dry_run(db, &ap, (enum shstk_stage)to, o.format);
+		r = dry_run(ctl, db, &ap, (enum shstk_stage)to, o.format);
 	} else {
 		bool unset = strcmp(verb, "unset") == 0;
 
-		r = record(db, &ap, unset ? ap.file_stage : (enum shstk_stage)to, unset, o.reason);
+		r = record(ctl, db, &ap, unset ? ap.file_stage : (enum shstk_stage)to, unset, o.reason);
 		if (r == SHSTKCTL_EXIT_OK)
-			r = admin_redecide_publish_or_log(db, &ap, o.allowlist);
+			r = admin_redecide_publish_or_log(ctl, db, &ap, o.allowlist);
 	}
 out:
 	admin_policy_done(&ap);

@@ -49,6 +49,7 @@ static void help(void)
 }
 
 struct status {
+	const char *db_path;
 	unsigned by_state[SHSTK_STATE_MAX + 1];
 	unsigned by_decision[SHSTK_DECISION_MAX + 1];
 	unsigned decided;
@@ -209,7 +210,7 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	       ap->overridden ? "override set with 'shstkctl stage set'" : "from the policy");
 	printf("policy      %s%s%s\n", ap->source, ap->overridden ? ", which says " : "",
 	       ap->overridden ? shstk_stage_name(ap->file_stage) : "");
-	printf("database    %s\n", shstkctl_db_path());
+	printf("database    %s\n", s->db_path);
 	printf("\ndecided executables: %u\n", s->decided);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
 		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->by_state[i]);
@@ -255,7 +256,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	json_begin(&j, stdout);
 	json_object_open(&j);
 	admin_stage_json(&j, ap);
-	json_kv_string(&j, "database", shstkctl_db_path());
+	json_kv_string(&j, "database", s->db_path);
 	json_kv_uint(&j, "decided", s->decided);
 	json_kv_uint(&j, "imported", s->imported);
 	json_key(&j, "states");
@@ -315,7 +316,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	json_end(&j);
 }
 
-int cmd_status(int argc, char **argv)
+int cmd_status(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'P' },
@@ -344,19 +345,18 @@ int cmd_status(int argc, char **argv)
 			if (shstkctl_parse_format("status", optarg, &fmt) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("status", "invalid option");
+			r = shstkctl_common_option(ctl, "status", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("status", "unexpected argument '%s'", argv[optind]);
-	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(policy, db, &ap);
@@ -364,9 +364,10 @@ int cmd_status(int argc, char **argv)
 		goto out;
 	if (!al_path)
 		al_path = ap.p->allowlist;
+	s.db_path = shstkctl_db_path(ctl);
 	r = collect(db, al_path, &s);
 	if (r < 0) {
-		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
+		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path(ctl));
 		goto out;
 	}
 	if (fmt == SHSTKCTL_FORMAT_JSON)

@@ -48,6 +48,7 @@ enum {
 struct verify_opts {
 	const char *mode;
 	const char *preload;
+	const struct shstkctl *ctl;
 };
 
 /* One traced task (a thread or a process's main thread). */
@@ -369,7 +370,7 @@ static void task_remove(struct verify_state *s, pid_t tid)
 static void db_failed(struct verify_state *s, int r, const char *what)
 {
 	if (s->db_errors++ == 0)
-		shstkctl_error_errno(r, "verify: recording %s in %s (%s)", what, shstkctl_db_path(),
+		shstkctl_error_errno(r, "verify: recording %s in %s (%s)", what, shstkctl_db_path(s->o->ctl),
 				     shstk_db_errmsg(s->db));
 }
 
@@ -812,7 +813,7 @@ static int run_verify(const struct verify_opts *o, char **cmd)
 	char dir[4096], allowlist[4200];
 	int r, code;
 
-	if (shstkctl_open_db(0, &s.db) != SHSTKCTL_EXIT_OK)
+	if (shstkctl_open_db(o->ctl, 0, &s.db) != SHSTKCTL_EXIT_OK)
 		return VERIFY_EXIT_INTERNAL;
 	if (write_allowlist(dir, sizeof(dir), allowlist, sizeof(allowlist)) < 0) {
 		shstk_db_close(s.db);
@@ -835,7 +836,7 @@ static int run_verify(const struct verify_opts *o, char **cmd)
 		if (!s.root_done)
 			code = VERIFY_EXIT_INTERNAL;
 		else {
-			if (!shstkctl.quiet || s.violations)
+			if (!o->ctl->quiet || s.violations)
 				print_summary(&s);
 			code = s.db_errors ? VERIFY_EXIT_INTERNAL : exit_code(&s);
 			if (s.violations)
@@ -851,7 +852,7 @@ static int run_verify(const struct verify_opts *o, char **cmd)
 	return code;
 }
 
-int cmd_verify(int argc, char **argv)
+int cmd_verify(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "mode", required_argument, NULL, 'm' },
@@ -874,14 +875,13 @@ int cmd_verify(int argc, char **argv)
 		case 'p':
 			o.preload = optarg;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("verify", "invalid option");
+			r = shstkctl_common_option(ctl, "verify", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind >= argc)
@@ -896,5 +896,6 @@ int cmd_verify(int argc, char **argv)
 	}
 	if (access(o.preload, R_OK) < 0)
 		return shstkctl_error_errno(-errno, "verify: preload %s", o.preload), VERIFY_EXIT_INTERNAL;
+	o.ctl = ctl;
 	return run_verify(&o, argv + optind);
 }

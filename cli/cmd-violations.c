@@ -130,7 +130,7 @@ static int row(const struct shstk_db_violation *v, void *ud)
 	return 0;
 }
 
-int cmd_violations(int argc, char **argv)
+int cmd_violations(int argc, char **argv, struct shstkctl *ctl)
 {
 	static const struct option options[] = {
 		{ "since", required_argument, NULL, 's' },
@@ -165,19 +165,18 @@ int cmd_violations(int argc, char **argv)
 			if (shstkctl_parse_format("violations", optarg, &fmt) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
 		default:
-			return shstkctl_usage_error("violations", "invalid option");
+			r = shstkctl_common_option(ctl, "violations", opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc)
 		return shstkctl_usage_error("violations", "unexpected argument '%s'", argv[optind]);
-	r = shstkctl_open_db(SHSTK_DB_READONLY, &db);
+	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	if (fmt == SHSTKCTL_FORMAT_JSON) {
@@ -189,7 +188,7 @@ int cmd_violations(int argc, char **argv)
 	if (r < 0) {
 		/* A half-written JSON document is worse than none on stdout, but
 		 * stdout is a stream: the error on stderr and the exit code say it. */
-		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path());
+		r = shstkctl_error_errno(r, "reading %s", shstkctl_db_path(ctl));
 	} else {
 		if (f.j) {
 			json_array_close(&j);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The shstkctl commands: one file cli/cmd-<name>.c each, defining
- * cmd_<name>(argc, argv) with argv[0] the command's name.  Every one is in
+ * cmd_<name>(argc, argv, ctl) with argv[0] the command's name and ctl the
+ * global options (common.h).  Every one is in
  * shstkctl.c's table: a command without its function does not link.
  */
 #ifndef SHSTKCTL_COMMANDS_H
 #define SHSTKCTL_COMMANDS_H
 
-#define SHSTKCTL_CMD(name) int cmd_##name(int argc, char **argv)
+struct shstkctl;
+
+#define SHSTKCTL_CMD(name) int cmd_##name(int argc, char **argv, struct shstkctl *ctl)
 
 SHSTKCTL_CMD(allow);
 SHSTKCTL_CMD(allowlist);

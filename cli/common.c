@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Global options, the default database path and the one-line error messages of shstkctl. */
+/* The global options, the default database path and the one-line error messages of shstkctl. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,27 +12,37 @@
 #include "config.h"
 #include "policy.h"
 
-struct shstkctl_global shstkctl;
-
-const char *shstkctl_db_path(void)
+void shstkctl_init(struct shstkctl *ctl)
 {
-	static char buf[4096];
 	const char *state, *home;
 
-	if (shstkctl.db_path)
-		return shstkctl.db_path;
-	if (geteuid() == 0)
-		return SHSTK_STATEDIR "/shstk.db";
+	*ctl = (struct shstkctl){};
+	if (geteuid() == 0) {
+		snprintf(ctl->db_default, sizeof(ctl->db_default), "%s", SHSTK_STATEDIR "/shstk.db");
+		return;
+	}
 	/* XDG Base Directory: $XDG_STATE_HOME, default ~/.local/state; a
 	 * relative value is invalid and must be ignored. */
 	state = getenv("XDG_STATE_HOME");
 	if (state && state[0] == '/')
-		snprintf(buf, sizeof(buf), "%s/shstk-policy/shstk.db", state);
+		snprintf(ctl->db_default, sizeof(ctl->db_default), "%s/shstk-policy/shstk.db", state);
 	else if ((home = getenv("HOME")) && home[0] == '/')
-		snprintf(buf, sizeof(buf), "%s/.local/state/shstk-policy/shstk.db", home);
+		snprintf(ctl->db_default, sizeof(ctl->db_default), "%s/.local/state/shstk-policy/shstk.db", home);
 	else
-		snprintf(buf, sizeof(buf), "shstk.db");
-	return buf;
+		snprintf(ctl->db_default, sizeof(ctl->db_default), "shstk.db");
+}
+
+const char *shstkctl_db_path(const struct shstkctl *ctl)
+{
+	return ctl->db_path ? ctl->db_path : ctl->db_default;
+}
+
+int shstkctl_common_option(struct shstkctl *ctl, const char *cmd, int opt)
+{
+	if (opt != SHSTKCTL_OPT_DB)
+		return shstkctl_usage_error(cmd, "invalid option");
+	ctl->db_path = optarg;
+	return SHSTKCTL_CONTINUE;
 }
 
 _printf_(2, 0) static void vmsg(int err, const char *fmt, va_list ap)
@@ -74,9 +85,9 @@ int shstkctl_usage_error(const char *cmd, const char *fmt, ...)
 	return SHSTKCTL_EXIT_USAGE;
 }
 
-int shstkctl_open_db(unsigned flags, struct shstk_db **ret)
+int shstkctl_open_db(const struct shstkctl *ctl, unsigned flags, struct shstk_db **ret)
 {
-	const char *path = shstkctl_db_path();
+	const char *path = shstkctl_db_path(ctl);
 	int r;
 
 	r = shstk_db_open(path, flags, ret);
@@ -146,7 +157,7 @@ void shstkctl_strpool_free(struct shstkctl_strpool *p)
 	*p = (struct shstkctl_strpool){};
 }
 
-bool shstkctl_progress_wanted(void)
+bool shstkctl_progress_wanted(const struct shstkctl *ctl)
 {
-	return !shstkctl.quiet && isatty(STDERR_FILENO);
+	return !ctl->quiet && isatty(STDERR_FILENO);
 }

@@ -15,28 +15,42 @@ enum {
 	SHSTKCTL_EXIT_USAGE = 2,   /* bad command line */
 };
 
-/* Options given before the command (and --db after it). */
-struct shstkctl_global {
-	const char *db_path; /* NULL: the default */
-	bool quiet;
+/*
+ * What every command receives from the dispatcher: the global options
+ * (given before the command; --db is also accepted after it, where the
+ * command's own parser stores it here).  Owned by main(), no global.
+ */
+struct shstkctl {
+	const char *db_path;    /* --db; NULL: db_default */
+	bool quiet;             /* -q: no progress, no summaries */
+	char db_default[4096];  /* see shstkctl_db_path() */
 };
 
-extern struct shstkctl_global shstkctl;
+/* Empty options and the default database path of this user. */
+void shstkctl_init(struct shstkctl *ctl);
 
 /* getopt_long value for --db in every command's option table. */
 #define SHSTKCTL_OPT_DB 0x1000
 #define SHSTKCTL_DB_OPTION { "db", required_argument, NULL, SHSTKCTL_OPT_DB }
 
+/*
+ * The default: branch of every command's getopt switch: --db is stored in
+ * @ctl and parsing goes on (SHSTKCTL_CONTINUE); anything else is the
+ * command's usage error (SHSTKCTL_EXIT_USAGE), returned as the exit code.
+ */
+#define SHSTKCTL_CONTINUE (-1)
+int shstkctl_common_option(struct shstkctl *ctl, const char *cmd, int opt);
+
 /* The database path: --db, else SHSTK_STATEDIR/shstk.db for root, else
  * $XDG_STATE_HOME/shstk-policy/shstk.db (default ~/.local/state). Never NULL. */
-const char *shstkctl_db_path(void);
+const char *shstkctl_db_path(const struct shstkctl *ctl);
 
 /*
  * Opens the database and prints the error once when it fails: a missing
  * database opened read-only says how to create it.  Returns an exit code
  * (SHSTKCTL_EXIT_OK on success).
  */
-int shstkctl_open_db(unsigned flags, struct shstk_db **ret);
+int shstkctl_open_db(const struct shstkctl *ctl, unsigned flags, struct shstk_db **ret);
 
 /* "shstkctl: MSG\n" on stderr; the _errno variant appends ": strerror(-err)".
  * Both return SHSTKCTL_EXIT_FAILURE for `return shstkctl_error(...)`. */
@@ -79,6 +93,6 @@ const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s);
 void shstkctl_strpool_free(struct shstkctl_strpool *p);
 
 /* Progress output goes to stderr only when it is a terminal and not -q. */
-bool shstkctl_progress_wanted(void);
+bool shstkctl_progress_wanted(const struct shstkctl *ctl);
 
 #endif

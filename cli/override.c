@@ -73,7 +73,7 @@ struct override_opts {
 	const char *match, *value, *reason, *policy, *allowlist;
 };
 
-static int parse(const char *cmd, int argc, char **argv, struct override_opts *o)
+static int parse(struct shstkctl *ctl, const char *cmd, int argc, char **argv, struct override_opts *o)
 {
 	static const struct option options[] = {
 		{ "package", required_argument, NULL, 'p' },
@@ -85,7 +85,7 @@ static int parse(const char *cmd, int argc, char **argv, struct override_opts *o
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	int opt;
+	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
@@ -105,14 +105,13 @@ static int parse(const char *cmd, int argc, char **argv, struct override_opts *o
 		case 'A':
 			o->allowlist = optarg;
 			break;
-		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
-			break;
 		case 'h':
 			help(cmd);
 			return -1;
 		default:
-			return shstkctl_usage_error(cmd, "invalid option");
+			r = shstkctl_common_option(ctl, cmd, opt);
+			if (r != SHSTKCTL_CONTINUE)
+				return r;
 		}
 	}
 	if (optind < argc) {
@@ -167,7 +166,7 @@ static int normalise_path(const char *in, char *out, size_t len)
 	return 0;
 }
 
-static int apply(const char *cmd, const struct override_opts *o, struct shstk_db *db, const char *value)
+static int apply(const struct shstkctl *ctl, const char *cmd, const struct override_opts *o, struct shstk_db *db, const char *value)
 {
 	char user[256];
 	int64_t uid, id = 0;
@@ -177,12 +176,12 @@ static int apply(const char *cmd, const struct override_opts *o, struct shstk_db
 	if (strcmp(cmd, "reset") == 0) {
 		r = shstk_db_override_remove(db, 0, o->match, value);
 		if (r < 0)
-			return shstkctl_error_errno(r, "removing the override from %s", shstkctl_db_path());
+			return shstkctl_error_errno(r, "removing the override from %s", shstkctl_db_path(ctl));
 		if (r == 0) {
 			shstkctl_error("no override for %s %s", o->match, value);
 			return OVERRIDE_EXIT_NONE;
 		}
-		if (!shstkctl.quiet)
+		if (!ctl->quiet)
 			printf("removed the override for %s %s\n", o->match, value);
 		return SHSTKCTL_EXIT_OK;
 	}
@@ -198,15 +197,15 @@ static int apply(const char *cmd, const struct override_opts *o, struct shstk_db
 				  },
 				  &id);
 	if (r < 0)
-		return shstkctl_error_errno(r, "recording the override in %s%s%s", shstkctl_db_path(),
+		return shstkctl_error_errno(r, "recording the override in %s%s%s", shstkctl_db_path(ctl),
 					    shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));
-	if (!shstkctl.quiet)
+	if (!ctl->quiet)
 		printf("override #%" PRId64 ": %s %s %s, by %s (uid %" PRId64 "): %s\n", id, cmd, o->match, value, user,
 		       uid, o->reason);
 	return SHSTKCTL_EXIT_OK;
 }
 
-int shstkctl_override_main(const char *cmd, int argc, char **argv)
+int shstkctl_override_main(struct shstkctl *ctl, const char *cmd, int argc, char **argv)
 {
 	struct override_opts o = {};
 	struct admin_policy ap = {};
@@ -214,7 +213,7 @@ int shstkctl_override_main(const char *cmd, int argc, char **argv)
 	char value[PATH_MAX];
 	int r;
 
-	r = parse(cmd, argc, argv, &o);
+	r = parse(ctl, cmd, argc, argv, &o);
 	if (r < 0)
 		return SHSTKCTL_EXIT_OK;
 	if (r != SHSTKCTL_EXIT_OK)
@@ -229,14 +228,14 @@ int shstkctl_override_main(const char *cmd, int argc, char **argv)
 		return shstkctl_usage_error(cmd, "bad %s '%s'%s", o.match, o.value,
 					    strcmp(o.match, "build-id") == 0 ? " (hex digits)" : "");
 
-	r = admin_open_db_rw_or_log(&db);
+	r = admin_open_db_rw_or_log(ctl, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(o.policy, db, &ap);
 	if (r == SHSTKCTL_EXIT_OK)
-		r = apply(cmd, &o, db, value);
+		r = apply(ctl, cmd, &o, db, value);
 	if (r == SHSTKCTL_EXIT_OK)
-		r = admin_redecide_publish_or_log(db, &ap, o.allowlist);
+		r = admin_redecide_publish_or_log(ctl, db, &ap, o.allowlist);
 	admin_policy_done(&ap);
 	shstk_db_close(db);
 	return r;

@@ -7,6 +7,8 @@
 enum { OVERRIDE_EXIT_NONE = 3 };
 
 /* @cmd: "allow", "deny" or "reset" (also the override's action). */
-int shstkctl_override_main(const char *cmd, int argc, char **argv);
+struct shstkctl;
+
+int shstkctl_override_main(struct shstkctl *ctl, const char *cmd, int argc, char **argv);
 
 #endif

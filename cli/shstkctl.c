@@ -14,7 +14,7 @@
 
 struct command {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(int argc, char **argv, struct shstkctl *ctl);
 	const char *summary;
 };
 
@@ -85,13 +85,13 @@ static const struct command *find(const char *name)
 	return NULL;
 }
 
-static int run(const struct command *c, int argc, char **argv)
+static int run(const struct command *c, int argc, char **argv, struct shstkctl *ctl)
 {
 	int r;
 
 	/* Each command parses its own options with getopt from index 1. */
 	optind = 0;
-	r = c->fn(argc, argv);
+	r = c->fn(argc, argv, ctl);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return shstkctl_error_errno(-EIO, "writing output");
 	return r;
@@ -106,17 +106,19 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
+	struct shstkctl ctl;
 	const struct command *c;
 	int opt;
 
+	shstkctl_init(&ctl);
 	/* "+": stop at the command name; its options are its own. */
 	while ((opt = getopt_long(argc, argv, "+qh", options, NULL)) != -1) {
 		switch (opt) {
 		case SHSTKCTL_OPT_DB:
-			shstkctl.db_path = optarg;
+			ctl.db_path = optarg;
 			break;
 		case 'q':
-			shstkctl.quiet = true;
+			ctl.quiet = true;
 			break;
 		case 'h':
 			help(stdout);
@@ -145,10 +147,10 @@ int main(int argc, char **argv)
 		hargv[0] = argv[optind + 1];
 		hargv[1] = (char *)"--help";
 		hargv[2] = NULL;
-		return run(c, 2, hargv);
+		return run(c, 2, hargv, &ctl);
 	}
 	c = find(argv[optind]);
 	if (!c)
 		return shstkctl_usage_error(NULL, "unknown command '%s'", argv[optind]);
-	return run(c, argc - optind, argv + optind);
+	return run(c, argc - optind, argv + optind, &ctl);
 }
