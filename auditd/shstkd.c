@@ -403,7 +403,7 @@ static int run(struct shstkd *d)
 
 	r = shstk_db_open(d->policy->database, 0, &d->db);
 	if (r < 0) {
-		shstkd_log(d, LOG_ERR, "%s: cannot open the database: %s", d->policy->database, strerror(-r));
+		shstkd_log(d, LOG_ERR, "%s: cannot open the database: %s", d->policy->database, shstk_db_strerror(r));
 		return r;
 	}
 	if (read_boot_id(d->boot_id, sizeof(d->boot_id)) < 0)

@@ -120,7 +120,8 @@ static int open_db_if_any(const struct shstkctl *ctl, struct shstk_db **ret)
 		return SHSTKCTL_EXIT_OK;
 	}
 	if (r < 0)
-		return shstkctl_error_errno(r, "cannot open database %s for its stage override", shstkctl_db_path(ctl));
+		return shstkctl_error("cannot open database %s for its stage override: %s", shstkctl_db_path(ctl),
+				      shstk_db_strerror(r));
 	return SHSTKCTL_EXIT_OK;
 }
 

@@ -95,13 +95,7 @@ int shstkctl_open_db(const struct shstkctl *ctl, unsigned flags, struct shstk_db
 		return SHSTKCTL_EXIT_OK;
 	if (r == -ENOENT && (flags & SHSTK_DB_READONLY))
 		return shstkctl_error("no database at %s; run 'shstkctl scan' first", path);
-	if (r == -ESTALE)
-		return shstkctl_error("database %s has an older schema; run 'shstkctl scan' to upgrade it", path);
-	if (r == -EPROTONOSUPPORT)
-		return shstkctl_error("database %s was written by a newer shstk-policy", path);
-	if (r == -EBADMSG)
-		return shstkctl_error("cannot open database %s: corrupt, or not an SQLite database", path);
-	return shstkctl_error_errno(r, "cannot open database %s", path);
+	return shstkctl_error("cannot open database %s: %s", path, shstk_db_strerror(r));
 }
 
 int shstkctl_parse_format(const char *cmd, const char *s, enum shstkctl_format *ret)

@@ -10,7 +10,7 @@
 
 #include "db-internal.h"
 
-_Static_assert(SHSTK_DB_SCHEMA_VERSION == 4, "update db_migrations[] with the schema version");
+_Static_assert(SHSTK_DB_SCHEMA_VERSION == 5, "update db_migrations[] with the schema version");
 
 int db_error(struct shstk_db *db, int rc)
 {
@@ -242,19 +242,24 @@ int shstk_db_set_foreign_keys(struct shstk_db *db, bool on)
 	return exec(db, on ? "PRAGMA foreign_keys = ON" : "PRAGMA foreign_keys = OFF");
 }
 
-/* The integer a "PRAGMA name" query returns. */
+/* The integer a one-row query returns, whatever its sign, into *ret. */
+static int query_int(struct shstk_db *db, const char *sql, int64_t *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r = db_prepare(db, sql, &st);
+
+	if (r >= 0)
+		r = db_step_int64(db, st, ret);
+	return r < 0 ? r : r == 0 ? -ENODATA : 0;
+}
+
+/* The integer a "PRAGMA name" query returns, for the non-negative ones. */
 static int pragma_int(struct shstk_db *db, const char *sql)
 {
-	sqlite3_stmt *st;
-	int rc, v;
+	int64_t v = 0;
+	int r = query_int(db, sql, &v);
 
-	rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return db_error(db, rc);
-	rc = sqlite3_step(st);
-	v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : db_error(db, rc);
-	sqlite3_finalize(st);
-	return v;
+	return r < 0 ? r : (int)v;
 }
 
 int shstk_db_foreign_keys(struct shstk_db *db)
@@ -267,6 +272,58 @@ int shstk_db_foreign_keys(struct shstk_db *db)
 int shstk_db_schema_version(struct shstk_db *db)
 {
 	return pragma_int(db, "PRAGMA user_version");
+}
+
+/*
+ * Is the file at the other end ours, before anything is written to it?
+ * Ours says so in its application_id; an empty file (no table, version 0)
+ * is new and becomes ours; databases of schema 1 to 4 predate the
+ * application_id and are recognised by their tables.  Anything else is
+ * another application's: -EMEDIUMTYPE.
+ */
+static int check_ours(struct shstk_db *db)
+{
+	int64_t id = 0, v = 0, tables = 0, ours = 0;
+	int r;
+
+	r = query_int(db, "PRAGMA application_id", &id);
+	if (r < 0)
+		return r;
+	if (id == (int32_t)SHSTK_DB_APPLICATION_ID)
+		return 0;
+	if (id != 0)
+		return -EMEDIUMTYPE;
+	r = query_int(db, "PRAGMA user_version", &v);
+	if (r >= 0)
+		r = query_int(db, "SELECT count(*) FROM sqlite_schema", &tables);
+	if (r >= 0)
+		r = query_int(db,
+			      "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+			      "name IN ('meta', 'scans', 'objects', 'verdicts')",
+			      &ours);
+	if (r < 0)
+		return r;
+	if (v == 0 && tables == 0)
+		return 0;
+	if (v >= 1 && v <= 4 && ours == 4)
+		return 0;
+	return -EMEDIUMTYPE;
+}
+
+const char *shstk_db_strerror(int r)
+{
+	switch (r) {
+	case -ESTALE:
+		return "older schema (a read-write open upgrades it: run 'shstkctl scan')";
+	case -EPROTONOSUPPORT:
+		return "written by a newer version of shstk-policy";
+	case -EMEDIUMTYPE:
+		return "an SQLite database of another application, not shstk-policy's: left untouched";
+	case -EBADMSG:
+		return "corrupt, or not an SQLite database";
+	default:
+		return strerror(-r);
+	}
 }
 
 static int migrate(struct shstk_db *db)
@@ -336,7 +393,6 @@ static int configure(struct shstk_db *db)
 {
 	int r;
 
-	sqlite3_busy_timeout(db->conn, 5000);
 	r = exec(db, "PRAGMA foreign_keys = ON");
 	if (r < 0 || db->readonly)
 		return r;
@@ -408,7 +464,11 @@ int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
 		r = db_error(db, rc);
 		goto fail;
 	}
-	r = configure(db);
+	/* Before configure(): its journal mode is a write. */
+	sqlite3_busy_timeout(db->conn, 5000);
+	r = check_ours(db);
+	if (r >= 0)
+		r = configure(db);
 	if (r >= 0 && !db->readonly)
 		r = migrate(db);
 	if (r >= 0 && db->readonly) {

@@ -32,7 +32,9 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 4
+#define SHSTK_DB_SCHEMA_VERSION 5
+/* PRAGMA application_id of this project's databases: "SHST". */
+#define SHSTK_DB_APPLICATION_ID 0x53485354
 
 enum {
 	/* Open an existing database read-only; never create or migrate it.
@@ -44,9 +46,14 @@ enum {
  * Opens (creating it and its parent directories, 0755, the file 0640) and
  * migrates the database at @path.  WAL journal, foreign keys on,
  * synchronous=NORMAL, busy_timeout 5 s.  A database written by a newer
- * version is -EPROTONOSUPPORT.
+ * version is -EPROTONOSUPPORT.  An SQLite file of another application
+ * (another application_id, or tables but not ours) is -EMEDIUMTYPE, found
+ * before anything is written to it; a file that is not SQLite is -EBADMSG.
  */
 int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret);
+/* What a failure of shstk_db_open() means, for a message: the database's
+ * own cases in words, anything else strerror(). */
+const char *shstk_db_strerror(int r);
 void shstk_db_close(struct shstk_db *db);
 /* SQLite's message for the last failure on @db ("" when none). */
 const char *shstk_db_errmsg(const struct shstk_db *db);

@@ -320,10 +320,16 @@ static const char migration_4[] =
 	"  SELECT v.object, r.idx, r.name, r.resolved, r.resolved_path, r.via, r.depth, r.parent\n"
 	"    FROM verdicts v JOIN closure_set_rows r ON r.set_id = v.closure_set;\n";
 
+/* Databases say whose they are (SHSTK_DB_APPLICATION_ID), so that no
+ * version of ours mistakes another application's SQLite file for one of
+ * its own (db.c, check_ours()). */
+static const char migration_5[] = "PRAGMA application_id = 1397248852;\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
 	migration_3,
 	migration_4,
+	migration_5,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

@@ -668,6 +668,76 @@ static void raw_exec(const char *path, const char *sql)
 	sqlite3_close(c);
 }
 
+/* The whole file at @path, for byte-for-byte comparisons (NULL: none). */
+static char *slurp(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	assert_non_null(buf);
+	len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	*ret_len = len;
+	return buf;
+}
+
+/*
+ * Another application's SQLite file is refused, read-write and read-only,
+ * before anything is written to it: same bytes, no -wal beside it.  What
+ * tells it apart: its application_id (any other, a negative one included),
+ * or, without one, tables that are not ours.  Ours from before the
+ * application_id (schema 4) is recognised and stamped.
+ */
+static void test_db_foreign_refused(void **state)
+{
+	static const char *const foreign[] = {
+		"CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes(text) VALUES ('mine');",
+		"PRAGMA application_id = 305419896;",
+		"PRAGMA application_id = -5; CREATE TABLE meta(k, v);",
+		"CREATE TABLE meta(k, v); CREATE TABLE objects(x); PRAGMA user_version = 4;",
+	};
+	struct shstk_db *db = NULL;
+	char path[4096], wal[4200], *before, *after;
+	size_t n_before, n_after;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/foreign.db", tmpdir);
+	for (size_t i = 0; i < ELEMENTSOF(foreign); i++) {
+		(void)unlink(path);
+		raw_exec(path, foreign[i]);
+		before = slurp(path, &n_before);
+		assert_non_null(before);
+		assert_int_equal(shstk_db_open(path, 0, &db), -EMEDIUMTYPE);
+		assert_null(db);
+		assert_int_equal(shstk_db_open(path, SHSTK_DB_READONLY, &db), -EMEDIUMTYPE);
+		after = slurp(path, &n_after);
+		assert_non_null(after);
+		if (n_before != n_after || memcmp(before, after, n_before) != 0)
+			fail_msg("case %zu: the foreign file was written", i);
+		snprintf(wal, sizeof(wal), "%s-wal", path);
+		assert_int_equal(stat(wal, &st), -1);
+		free(before);
+		free(after);
+	}
+	assert_string_equal(shstk_db_strerror(-EMEDIUMTYPE),
+			    "an SQLite database of another application, not shstk-policy's: left untouched");
+
+	/* Ours at schema 4, before the application_id: opened, upgraded, stamped. */
+	snprintf(path, sizeof(path), "%s/legacy.db", tmpdir);
+	for (int i = 0; i < 4; i++)
+		raw_exec(path, db_migrations[i]);
+	raw_exec(path, "PRAGMA user_version = 4;");
+	assert_int_equal(raw_query(path, "PRAGMA application_id"), 0);
+	assert_int_equal(shstk_db_open(path, 0, &db), 0);
+	shstk_db_close(db);
+	assert_int_equal(raw_query(path, "PRAGMA application_id"), SHSTK_DB_APPLICATION_ID);
+	assert_int_equal(raw_query(path, "PRAGMA user_version"), SHSTK_DB_SCHEMA_VERSION);
+}
+
 /*
  * A schema-3 database with closures in the old per-executable table opens
  * as schema 4 with every closure row readable through the view exactly as
@@ -1045,6 +1115,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_db_migrate_from_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_foreign_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_reopen_keeps_data, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_object_upsert_lookup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_object_insert, setup, teardown),
