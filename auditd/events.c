@@ -27,6 +27,7 @@
 
 #include "decide.h"
 #include "event.h"
+#include "identity.h"
 #include "shstkd.h"
 
 #ifndef SYS_pidfd_open
@@ -39,33 +40,6 @@
 static const char *decision_str(uint8_t v)
 {
 	return v == SHSTK_DECISION_ENFORCE ? "enforce" : v == SHSTK_DECISION_AUDIT ? "audit" : "off";
-}
-
-/* "build-id:HEX" or "file:DEV:INO:SIZE:MTIME_NS" from the datagram's key. */
-static int identity_of(const struct shstk_event *ev, char *buf, size_t size)
-{
-	const uint8_t *k = ev->key.bytes;
-
-	if (ev->key.kind == SHSTK_AL_KEY_BUILD_ID) {
-		char hex[2 * SHSTK_AL_KEY_MAX + 1];
-
-		if (ev->key.len == 0 || ev->key.len > SHSTK_AL_KEY_MAX)
-			return -EBADMSG;
-		for (unsigned i = 0; i < ev->key.len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", k[i]);
-		return shstk_db_identity(hex, 0, 0, 0, 0, buf, size) ? 0 : -ENOBUFS;
-	}
-	if (ev->key.kind == SHSTK_AL_KEY_FILE && ev->key.len == SHSTK_AL_FILE_KEY_LEN) {
-		uint64_t v[4];
-
-		for (int i = 0; i < 4; i++) {
-			v[i] = 0;
-			for (int b = 7; b >= 0; b--)
-				v[i] = v[i] << 8 | k[8 * i + b];
-		}
-		return shstk_db_identity(NULL, v[0], v[1], (int64_t)v[2], (int64_t)v[3], buf, size) ? 0 : -ENOBUFS;
-	}
-	return -EBADMSG;
 }
 
 /* The zombie's wait status, when its parent has not reaped it yet. */
@@ -181,13 +155,13 @@ static void follow(struct shstkd *d, pid_t pid, int64_t run, const char *identit
 
 static void handle_start(struct shstkd *d, const struct shstk_event *ev, pid_t pid)
 {
-	char identity[160], exe_link[64], exe[4096];
+	char identity[SHSTK_IDENTITY_MAX], exe_link[64], exe[4096];
 	struct shstk_run_obs o = { 0 };
 	int64_t run;
 	ssize_t n;
 	int r;
 
-	if (identity_of(ev, identity, sizeof(identity)) < 0)
+	if (shstk_identity_from_key(&ev->key, identity, sizeof(identity)) < 0)
 		return; /* no identity: nothing to count it for */
 	/* First, before the process can exit: where its code is mapped
 	 * (maps.c), unless the kernel's records name it (a read of

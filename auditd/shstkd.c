@@ -122,6 +122,7 @@ void shstkd_request_publish(struct shstkd *d)
 
 static void publish_now(struct shstkd *d)
 {
+	struct shstk_err err = { "" };
 	uint64_t gen = 0;
 	int64_t now = clock_us(CLOCK_MONOTONIC);
 	int r;
@@ -135,11 +136,19 @@ static void publish_now(struct shstkd *d)
 		else
 			d->dirty_all = false;
 	}
-	r = shstk_publish(d->db, d->policy, d->policy->allowlist, &gen);
+	r = shstk_publish_err(d->db, d->policy, d->policy->allowlist, &gen, &err);
 	if (r < 0) {
-		shstkd_log(d, LOG_ERR, "%s: cannot publish: %s", d->policy->allowlist, strerror(-r));
+		shstkd_log(d, LOG_ERR, "%s: cannot publish: %s", d->policy->allowlist,
+			   err.msg[0] ? err.msg : strerror(-r));
 		shstk_publisher_failed(&d->pub, now);
 		return;
+	}
+	/* Decisions left out: said once, and again only when that changes,
+	 * not at every publication. */
+	if (strcmp(err.msg, d->publish_skipped) != 0) {
+		if (r > 0)
+			shstkd_log(d, LOG_WARNING, "%s: %s", d->policy->allowlist, err.msg);
+		snprintf(d->publish_skipped, sizeof(d->publish_skipped), "%s", err.msg);
 	}
 	d->n_published++;
 	shstk_publisher_done(&d->pub, now);

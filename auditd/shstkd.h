@@ -60,6 +60,7 @@ struct shstkd {
 	 * snapshot of each starting process (maps.c) has nothing to add. */
 	bool kernel_names_objects;
 	uint64_t n_violations, n_runs, n_published, n_ignored;
+	char publish_skipped[256]; /* what was last said about left-out decisions */
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);

@@ -118,6 +118,8 @@ int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *d
 			return shstkctl_error("publishing %s: %s", al, err.msg);
 		return shstkctl_error_errno(r, "publishing %s", al);
 	}
+	if (r > 0)
+		fprintf(stderr, "shstkctl: warning: publishing %s: %s\n", al, err.msg);
 	if (!ctl->quiet)
 		printf("re-decided %u executable%s (%u changed); published %s generation %llu\n", st.identities,
 		       st.identities == 1 ? "" : "s", st.changed, al, (unsigned long long)gen);

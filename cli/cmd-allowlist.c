@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "config.h"
 #include "elfinfo.h"
+#include "identity.h"
 
 #define DEFAULT_ALLOWLIST SHSTK_STATEDIR "/allowlist"
 
@@ -74,20 +75,9 @@ static const struct {
 
 static void print_key(FILE *f, const struct shstk_al_key *k)
 {
-	if (k->kind == SHSTK_AL_KEY_FILE) {
-		uint64_t v[4];
+	char id[SHSTK_IDENTITY_MAX];
 
-		for (int i = 0; i < 4; i++) {
-			v[i] = 0;
-			for (int j = 7; j >= 0; j--)
-				v[i] = v[i] << 8 | k->bytes[8 * i + j];
-		}
-		fprintf(f, "file:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRIu64, v[0], v[1], v[2], v[3]);
-		return;
-	}
-	fputs("build-id:", f);
-	for (size_t i = 0; i < k->len; i++)
-		fprintf(f, "%02x", k->bytes[i]);
+	fputs(shstk_identity_from_key(k, id, sizeof(id)) == 0 ? id : "(unknown key)", f);
 }
 
 static int dump(const char *path)
@@ -131,24 +121,6 @@ static int dump(const char *path)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int parse_hex(const char *s, uint8_t *out, size_t max, size_t *ret_len)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n % 2 || n / 2 > max)
-		return -EINVAL;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
-		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
-			return -EINVAL;
-		out[i] = (uint8_t)v;
-	}
-	*ret_len = n / 2;
-	return 0;
-}
-
 /* exe:PATH: the identity the preload will compute for this executable. */
 static int key_from_exe(const char *path, struct shstk_al_key *ret, char *msg, size_t msgsize)
 {
@@ -182,31 +154,16 @@ static int key_from_exe(const char *path, struct shstk_al_key *ret, char *msg, s
 
 static int parse_key(const char *s, struct shstk_al_key *ret, char *msg, size_t msgsize)
 {
-	if (strncmp(s, "build-id:", 9) == 0) {
-		uint8_t id[SHSTK_AL_KEY_MAX];
-		size_t len;
-
-		if (parse_hex(s + 9, id, sizeof(id), &len) < 0) {
-			snprintf(msg, msgsize, "bad build-id '%s' (1 to 64 bytes of hex)", s + 9);
-			return -EINVAL;
-		}
-		return shstk_al_key_build_id(ret, id, len);
-	}
-	if (strncmp(s, "file:", 5) == 0) {
-		uint64_t v[4];
-		char tail;
-
-		if (sscanf(s + 5, "%" SCNu64 ":%" SCNu64 ":%" SCNu64 ":%" SCNu64 "%c", &v[0], &v[1], &v[2],
-			   &v[3], &tail) != 4 || strchr(s + 5, '-')) {
-			snprintf(msg, msgsize, "bad file key '%s' (file:DEV:INO:SIZE:MTIME_NS)", s);
-			return -EINVAL;
-		}
-		shstk_al_key_file(ret, v[0], v[1], v[2], v[3]);
-		return 0;
-	}
 	if (strncmp(s, "exe:", 4) == 0)
 		return key_from_exe(s + 4, ret, msg, msgsize);
-	snprintf(msg, msgsize, "bad key '%s' (build-id:, file: or exe:)", s);
+	if (shstk_identity_key(s, ret) == 0)
+		return 0;
+	if (strncmp(s, "build-id:", 9) == 0)
+		snprintf(msg, msgsize, "bad build-id '%s' (1 to 64 bytes of hex)", s + 9);
+	else if (strncmp(s, "file:", 5) == 0)
+		snprintf(msg, msgsize, "bad file key '%s' (file:DEV:INO:SIZE:MTIME_NS)", s);
+	else
+		snprintf(msg, msgsize, "bad key '%s' (build-id:, file: or exe:)", s);
 	return -EINVAL;
 }
 

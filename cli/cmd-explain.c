@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "common.h"
 #include "deps.h"
+#include "identity.h"
 #include "json.h"
 #include "pkgdb.h"
 
@@ -804,8 +805,9 @@ int cmd_explain(int argc, char **argv, struct shstkctl *ctl)
 	if (identity) {
 		if (optind < argc || root || force_live)
 			return shstkctl_usage_error("explain", "--identity goes without PATH, --root and --live");
-		if (strncmp(identity, "build-id:", 9) != 0 && strncmp(identity, "file:", 5) != 0)
-			return shstkctl_usage_error("explain", "identity '%s' is neither build-id:HEX nor file:...",
+		if (!shstk_identity_valid(identity))
+			return shstkctl_usage_error("explain",
+						    "identity '%s' is neither build-id:HEX nor file:DEV:INO:SIZE:MTIME_NS",
 						    identity);
 		return explain_identity(ctl, identity, fmt);
 	}

@@ -193,6 +193,12 @@ static void sb_validate(struct sqlbuf *b, const char *section, const struct bund
 	sb_add(b, "%s END AS m FROM json_each(?1, '$.%s') j", extra ? extra : "", section);
 }
 
+/* The identity of a run or a decision: lib/identity.c's forms exactly, so
+ * that everything imported can be published (db.c registers the function). */
+#define BAD_IDENTITY                                                        \
+	"WHEN NOT shstk_identity_valid(j.value->>'identity') "              \
+	"THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS' "
+
 static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 {
 	struct sqlbuf b = {};
@@ -218,19 +224,25 @@ static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 	}
 	/* Rows whose CASE found nothing give m NULL. */
 	sb_add(&b, "SELECT m FROM (");
-	sb_validate(&b, "runs", run_cols, ELEMENTSOF(run_cols), "WHEN NOT (j.value->>'identity' LIKE 'build-id:%' "
-			     "OR j.value->>'identity' LIKE 'file:%') THEN 'identity is not build-id:HEX or file:...' ");
+	sb_validate(&b, "runs", run_cols, ELEMENTSOF(run_cols), BAD_IDENTITY);
 	sb_add(&b, " UNION ALL ");
 	sb_validate(&b, "violations", violation_cols, ELEMENTSOF(violation_cols),
+		    "WHEN j.value->>'identity' IS NOT NULL AND NOT shstk_identity_valid(j.value->>'identity') "
+		    "THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS' "
 		    "WHEN coalesce(json_type(j.value, '$.run'), 'null') NOT IN ('integer', 'null') "
 		    "THEN 'run is not an index or null' "
 		    "WHEN j.value->>'run' IS NOT NULL AND (j.value->>'run' < 0 OR "
 		    "j.value->>'run' >= json_array_length(?1, '$.runs')) THEN 'run is not an index into runs' ");
 	sb_add(&b, " UNION ALL ");
 	sb_validate(&b, "decisions", decision_cols, ELEMENTSOF(decision_cols),
-		    "WHEN j.value->>'state' NOT IN ('ineligible', 'candidate', 'auditing', 'verified', 'quarantined') "
+		    BAD_IDENTITY "WHEN j.value->>'state' NOT IN ('ineligible', 'candidate', 'auditing', 'verified', 'quarantined') "
 		    "THEN 'unknown state' WHEN j.value->>'decision' NOT IN ('off', 'audit', 'enforce') "
 		    "THEN 'unknown decision' ");
+	/* One decision per identity, as the table holds them: grouped, not
+	 * a count per row, which is quadratic in a large bundle. */
+	sb_add(&b, " UNION ALL SELECT 'decisions[' || max(j.key) || ']: identity ' || (j.value->>'identity') || "
+		   "' is decided twice (also decisions[' || min(j.key) || '])' FROM json_each(?1, '$.decisions') j "
+		   "GROUP BY j.value->>'identity' HAVING count(*) > 1");
 	sb_add(&b, ") WHERE m IS NOT NULL LIMIT 1");
 	if (b.oom) {
 		free(b.s);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "db-internal.h"
+#include "identity.h"
 
 _Static_assert(SHSTK_DB_SCHEMA_VERSION == 5, "update db_migrations[] with the schema version");
 
@@ -413,6 +414,16 @@ static int configure(struct shstk_db *db)
 	return r;
 }
 
+/* shstk_identity_valid(TEXT): 1 when lib/identity.c accepts it, for the
+ * validation of evidence bundles (bundle.c) in the same statement as the
+ * rest of it. */
+static void sql_identity_valid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *s = (const char *)sqlite3_value_text(argv[0]);
+
+	sqlite3_result_int(ctx, s && shstk_identity_valid(s));
+}
+
 static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -466,6 +477,13 @@ int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
 	}
 	/* Before configure(): its journal mode is a write. */
 	sqlite3_busy_timeout(db->conn, 5000);
+	rc = sqlite3_create_function(db->conn, "shstk_identity_valid", 1,
+				     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, sql_identity_valid,
+				     NULL, NULL);
+	if (rc != SQLITE_OK) {
+		r = db_error(db, rc);
+		goto fail;
+	}
 	r = check_ours(db);
 	if (r >= 0)
 		r = configure(db);

@@ -4,79 +4,15 @@
 #include <limits.h>
 #include <string.h>
 
+#include "identity.h"
 #include "publish.h"
 #include "util.h"
-
-/* A decimal number that fills [s, end) exactly: no sign, no blanks, no overflow. */
-static int parse_u64(const char *s, const char *end, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (s == end)
-		return -EINVAL;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*ret = v;
-	return 0;
-}
-
-/* Signed (db.h writes size and mtime with PRId64); stored as the u64 the preload computes. */
-static int parse_i64(const char *s, const char *end, uint64_t *ret)
-{
-	uint64_t v;
-	bool neg = s < end && *s == '-';
-	int r = parse_u64(s + neg, end, &v);
-
-	if (r < 0 || v > (uint64_t)INT64_MAX + neg)
-		return -EINVAL;
-	*ret = neg ? (uint64_t)0 - v : v;
-	return 0;
-}
-
-int shstk_publish_identity_key(const char *identity, struct shstk_al_key *ret)
-{
-	uint8_t id[SHSTK_AL_KEY_MAX];
-	uint64_t f[4];
-	const char *s, *colon;
-	size_t n;
-
-	if (!identity || !ret)
-		return -EINVAL;
-	if (strncmp(identity, "build-id:", 9) == 0) {
-		s = identity + 9;
-		n = strlen(s);
-		if (n == 0 || n % 2 || n / 2 > sizeof(id))
-			return -EINVAL;
-		for (size_t i = 0; i < n / 2; i++) {
-			int hi = shstk_hexval(s[2 * i]), lo = shstk_hexval(s[2 * i + 1]);
-
-			if (hi < 0 || lo < 0)
-				return -EINVAL;
-			id[i] = (uint8_t)(hi << 4 | lo);
-		}
-		return shstk_al_key_build_id(ret, id, n / 2);
-	}
-	if (strncmp(identity, "file:", 5) != 0)
-		return -EINVAL;
-	s = identity + 5;
-	for (int i = 0; i < 4; i++) {
-		colon = i < 3 ? strchr(s, ':') : s + strlen(s);
-		if (!colon || (i < 2 ? parse_u64(s, colon, &f[i]) : parse_i64(s, colon, &f[i])) < 0)
-			return -EINVAL;
-		s = colon + (i < 3);
-	}
-	shstk_al_key_file(ret, f[0], f[1], f[2], f[3]);
-	return 0;
-}
 
 struct entries {
 	struct shstk_al_entry *v;
 	size_t n, cap;
-	const char *bad;   /* the first identity that is no key */
-	char bad_buf[128];
+	unsigned n_bad;    /* decisions left out: their identity is no key */
+	char bad[128];     /* the first of them */
 };
 
 static int entry_cb(const struct shstk_db_decision *d, void *ud)
@@ -102,11 +38,11 @@ static int entry_cb(const struct shstk_db_decision *d, void *ud)
 		e->v = v;
 		e->cap = cap;
 	}
-	if (shstk_publish_identity_key(d->identity, &e->v[e->n].key) < 0) {
-		if (!e->bad) {
-			snprintf(e->bad_buf, sizeof(e->bad_buf), "%s", d->identity ? d->identity : "(null)");
-			e->bad = e->bad_buf;
-		}
+	/* Left out, not fatal: one row no preload could ever look up must
+	 * not keep every other decision from being published. */
+	if (shstk_identity_key(d->identity, &e->v[e->n].key) < 0) {
+		if (e->n_bad++ == 0)
+			snprintf(e->bad, sizeof(e->bad), "%s", d->identity ? d->identity : "(null)");
 		return 0;
 	}
 	e->v[e->n].decision = (uint8_t)decision;
@@ -143,7 +79,7 @@ int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const c
 	r = shstk_db_meta_get(db, SHSTK_PUBLISH_META_GENERATION, &meta);
 	if (r < 0)
 		return r;
-	if (r > 0 && parse_u64(meta, meta + strlen(meta), &gen) < 0)
+	if (r > 0 && shstk_parse_u64(meta, meta + strlen(meta), &gen) < 0)
 		gen = 0;
 	fgen = file_generation(path);
 	if (fgen > gen)
@@ -151,10 +87,6 @@ int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const c
 	if (gen == UINT64_MAX)
 		return -EOVERFLOW;
 	r = shstk_db_decisions_foreach(db, entry_cb, &e);
-	if (r >= 0 && e.bad) {
-		shstk_err_set(err, "decision with identity \"%s\" has no allowlist key", e.bad);
-		r = -EBADMSG;
-	}
 	if (r >= 0) {
 		params = (struct shstk_al_header_params){
 			.generation = gen + 1,
@@ -174,7 +106,10 @@ int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const c
 		return r;
 	if (ret_generation)
 		*ret_generation = gen + 1;
-	return 0;
+	if (e.n_bad)
+		shstk_err_set(err, "left out %u decision%s whose identity is no allowlist key, the first \"%s\"",
+			      e.n_bad, e.n_bad == 1 ? "" : "s", e.bad);
+	return (int)(e.n_bad > INT_MAX ? INT_MAX : e.n_bad);
 }
 
 int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation)

@@ -34,14 +34,13 @@
  * of the file already at @path (so it increases even if either was lost);
  * header stage and flags come from @p.  On success the new generation is
  * stored in meta and returned in *ret_generation (may be NULL).
- * -EBADMSG: a decision row has an identity that is no key (named in @err).
+ * Returns the number of decisions left out because their identity is no
+ * allowlist key (0 normally; the first is named in @err), or -errno.
  */
 int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation,
 		      struct shstk_err *err);
 int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation);
 
-/* The allowlist key of an identity ("build-id:HEX" or "file:DEV:INO:SIZE:MTIME_NS"); -EINVAL if malformed. */
-int shstk_publish_identity_key(const char *identity, struct shstk_al_key *ret);
 
 /*
  * The debouncer.  Times are microseconds on one monotonic clock of the

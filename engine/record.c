@@ -13,6 +13,7 @@
 #include "db.h"
 #include "elfinfo.h"
 #include "evidence.h"
+#include "identity.h"
 
 /*
  * Two observations of one fault reach us at different times: the audit
@@ -413,8 +414,7 @@ int shstk_record_run_start(struct shstk_db *db, const struct shstk_run_obs *o, i
 	bool own;
 	int r;
 
-	if (!db || !o || !o->source || !o->identity ||
-	    (strncmp(o->identity, "build-id:", 9) != 0 && strncmp(o->identity, "file:", 5) != 0))
+	if (!db || !o || !o->source || !shstk_identity_valid(o->identity))
 		return -EINVAL;
 	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)

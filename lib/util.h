@@ -94,6 +94,23 @@ static inline int shstk_hexval(char c)
 	return -1;
 }
 
+/* A decimal number that fills [s, end) exactly: no sign, no blanks, no
+ * overflow; -EINVAL otherwise. */
+static inline int shstk_parse_u64(const char *s, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (s == end)
+		return -EINVAL;
+	for (; s < end; s++) {
+		if (!shstk_is_digit(*s) || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
 /* Returns -errno of the last failing libc call, never 0. */
 static inline int negerrno(void)
 {

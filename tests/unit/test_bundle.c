@@ -193,6 +193,45 @@ static void test_bundle_rejects_malformed(void **state)
 	shstk_db_close(db);
 }
 
+/*
+ * The identities issue 21 found accepted: every section's identity must be
+ * one lib/identity.c accepts (and so one that can be published), and a
+ * bundle deciding one identity twice is refused, naming both entries.
+ */
+static void test_bundle_rejects_bad_identities(void **state)
+{
+	static const char *const bad[] = {
+		"build-id:", "build-id:zz", "file:", "exe:/bin/ls", "build-id:abc", "file:1:2:3",
+		"build-id:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00112233445566778899aabbccddeef"
+		"f00112233445566778899aabbccddeeff0011",
+	};
+	struct shstk_db *db = fresh_db();
+	char doc[1024];
+
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		snprintf(doc, sizeof(doc),
+			 DOC("[" GOODRUN "]", "[]",
+			     "[{\"identity\":\"" BID "\",\"state\":\"candidate\",\"decision\":\"audit\",\"since_us\":1},"
+			     "{\"identity\":\"%s\",\"state\":\"candidate\",\"decision\":\"audit\",\"since_us\":1}]"),
+			 bad[i]);
+		expect_bad(db, doc, "decisions[1]: identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS");
+		snprintf(doc, sizeof(doc),
+			 DOC("[" GOODRUN ",{\"identity\":\"%s\",\"started_us\":1,\"source\":\"verify\"}]", "[]", "[]"),
+			 bad[i]);
+		expect_bad(db, doc, "runs[1]: identity is not");
+		snprintf(doc, sizeof(doc), DOC("[]", "[{\"time_us\":1,\"sources\":8,\"identity\":\"%s\"}]", "[]"),
+			 bad[i]);
+		expect_bad(db, doc, "violations[0]: identity is not");
+	}
+	expect_bad(db,
+		   DOC("[]", "[]",
+		       "[{\"identity\":\"" BID "\",\"state\":\"candidate\",\"decision\":\"audit\",\"since_us\":1},"
+		       "{\"identity\":\"file:1:2:3:4\",\"state\":\"candidate\",\"decision\":\"off\",\"since_us\":1},"
+		       "{\"identity\":\"" BID "\",\"state\":\"verified\",\"decision\":\"enforce\",\"since_us\":2}]"),
+		   "decisions[2]: identity " BID " is decided twice (also decisions[0])");
+	shstk_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_bundle_import_twice_adds_nothing),
 		cmocka_unit_test(test_bundle_keeps_local_decision),
 		cmocka_unit_test(test_bundle_rejects_malformed),
+		cmocka_unit_test(test_bundle_rejects_bad_identities),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
