@@ -144,8 +144,8 @@ static void test_pkgdb_dpkg_system(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	assert_int_equal(shstk_pkgdb_open(NULL, &db), 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	print_message("dpkg database: %zu packages loaded in %.1f ms\n", shstk_pkgdb_dpkg_count(db),
-		      (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+	shstk_test_note("dpkg database: %zu packages loaded in %.1f ms", shstk_pkgdb_dpkg_count(db),
+			(double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
 	assert_true(shstk_pkgdb_dpkg_count(db) > 0);
 
 	v = run("dpkg-query -W -f='${Version}' dpkg");
@@ -201,7 +201,7 @@ static void test_pkgdb_rpm(void **state)
 	if (k != 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)
-			print_message("could not remove %s\n", dir);
+			shstk_test_note("could not remove %s", dir);
 		fail_msg("building the rpm fixture failed (%d)", k);
 	}
 
