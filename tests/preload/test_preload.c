@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "preload.h"
+#include "shstk-test.h"
 
 /* ---- a mock kernel for apply.h ---- */
 
@@ -528,20 +529,20 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 static void test_preload_inspect_real_objects(void **state)
 {
-	const char *dir = getenv("TP_DIR");
+	const char *dir = shstk_test_env("TP_DIR");
 	char path[4096];
 	void *h1, *h2;
 	struct find_obj marked = { .suffix = "/libtp-plugin-marked.so" };
 	struct find_obj unmarked = { .suffix = "/libtp-plugin-unmarked.so" };
 
-	if (!dir)
-		skip();
 	snprintf(path, sizeof(path), "%s/libtp-plugin-marked.so", dir);
 	h1 = dlopen(path, RTLD_NOW);
+	if (!h1)
+		fail_msg("%s", dlerror());
 	snprintf(path, sizeof(path), "%s/libtp-plugin-unmarked.so", dir);
 	h2 = dlopen(path, RTLD_NOW);
-	assert_non_null(h1);
-	assert_non_null(h2);
+	if (!h2)
+		fail_msg("%s", dlerror());
 	dl_iterate_phdr(find_cb, &marked);
 	dl_iterate_phdr(find_cb, &unmarked);
 	assert_true(marked.found && unmarked.found);

@@ -16,6 +16,7 @@
 
 #include "db.h"
 #include "raw-query.h"
+#include "shstk-test.h"
 
 static char tmpdir[256];
 
@@ -1107,7 +1108,7 @@ static void test_db_kill9_during_batches(void **state)
 	}
 	if (n_committed == 0)
 		fail_msg("the writer never committed a batch in %d rounds", KILL_ROUNDS);
-	print_message("%d batches committed across %d kills, all intact\n", n_committed, KILL_ROUNDS);
+	shstk_test_note("%d batches committed across %d kills, all intact", n_committed, KILL_ROUNDS);
 }
 
 int main(void)

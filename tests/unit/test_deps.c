@@ -20,13 +20,7 @@
 #include <cmocka.h>
 
 #include "deps.h"
-
-#define SKIP(...)                                   \
-	do {                                        \
-		print_message("SKIP: " __VA_ARGS__); \
-		print_message("\n");                \
-		skip();                             \
-	} while (0)
+#include "shstk-test.h"
 
 static char fixtures[PATH_MAX];
 
@@ -48,14 +42,7 @@ static bool feature(const char *name)
 
 static void need_fixtures(void)
 {
-	const char *dir = getenv("SHSTK_FIXTURES");
-	struct stat st;
-
-	if (!dir)
-		SKIP("SHSTK_FIXTURES is not set (run through meson test)");
-	snprintf(fixtures, sizeof(fixtures), "%s/deps", dir);
-	if (stat(fixtures, &st) < 0)
-		SKIP("%s was not built", fixtures);
+	shstk_test_fixture_path("deps", fixtures, sizeof(fixtures));
 }
 
 static struct shstk_resolver *resolver_for(const char *sub)
@@ -180,7 +167,7 @@ static void test_deps_32bit(void **state)
 
 	if (!feature("m32")) {
 		shstk_resolver_free(r);
-		SKIP("the compiler cannot build 32-bit objects (gcc -m32)");
+		SHSTK_TEST_MISSING("gcc -m32 (the fixtures have no 32-bit objects)", "apt-get install gcc-multilib");
 	}
 	expect_verdict(r, "/opt/app/bin/app-32", SHSTK_INELIGIBLE_32BIT, NULL);
 	/* Resolved as the libc6-i386 loader would: /lib32 is a default directory. */
@@ -459,7 +446,8 @@ static void test_deps_ldcache_in_root(void **state)
 
 	if (!feature("ldconfig")) {
 		shstk_resolver_free(r);
-		SKIP("ldconfig could not build a cache inside the fixture root");
+		SHSTK_TEST_MISSING("an ld.so.cache made by ldconfig -X -r in the fixture root",
+				   "apt-get install libc-bin; see tests/fixtures/deps/build.sh");
 	}
 	assert_int_equal(shstk_resolver_ldcache_status(r, &msg), 0);
 	/* /opt/cachedlibs is in the root's ld.so.conf only: the cache knows it. */
@@ -635,7 +623,7 @@ static void test_deps_host_matches_ldd(void **state)
 	unsigned programs = 0, libs = 0;
 
 	if (access("/usr/bin/ldd", X_OK) < 0)
-		SKIP("ldd is not installed");
+		SHSTK_TEST_MISSING("/usr/bin/ldd", "apt-get install libc-bin");
 	assert_int_equal(shstk_resolver_new(NULL, &r), 0);
 	list = popen("ls /usr/bin", "r");
 	assert_non_null(list);
@@ -679,7 +667,8 @@ static void test_deps_host_matches_ldd(void **state)
 	pclose(list);
 	shstk_resolver_free(r);
 	if (programs == 0)
-		SKIP("no dynamically linked programs in /usr/bin");
+		SHSTK_TEST_MISSING("dynamically linked 64-bit programs in /usr/bin",
+				   "run on an x86-64 Debian system: apt-get install coreutils");
 	assert_true(libs >= programs);
 }
 

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "ldcache.h"
+#include "shstk-test.h"
 
 #define F_X8664 0x0303
 #define F_I386 0x0003
@@ -39,14 +40,6 @@ struct image {
 	size_t entries;  /* file offset of the first entry of the table used */
 	size_t entsize;
 };
-
-/* cmocka 1.1 has no skip with a message: say why, then skip. */
-#define SKIP(...)                                   \
-	do {                                        \
-		print_message("SKIP: " __VA_ARGS__); \
-		print_message("\n");                \
-		skip();                             \
-	} while (0)
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -428,9 +421,9 @@ static void test_ldcache_real_cache(void **state)
 	int r;
 
 	if (stat("/etc/ld.so.cache", &st) < 0)
-		SKIP("/etc/ld.so.cache does not exist");
+		SHSTK_TEST_MISSING("/etc/ld.so.cache", "run ldconfig as root (apt-get install libc-bin)");
 	if (access("/sbin/ldconfig", X_OK) < 0)
-		SKIP("/sbin/ldconfig not installed");
+		SHSTK_TEST_MISSING("/sbin/ldconfig", "apt-get install libc-bin");
 	r = shstk_ldcache_load("/etc/ld.so.cache", &c, &err);
 	if (r != 0)
 		fail_msg("/etc/ld.so.cache: %d: %s", r, err.msg);
@@ -506,10 +499,8 @@ static void test_ldcache_glibc_written(void **state)
 		{ "ldconfig-hwcaps-new.cache", 5, true },
 		{ "ldconfig-hwcaps-compat.cache", 5, true },
 	};
-	const char *src = getenv("SHSTK_SRCDIR");
+	const char *src = shstk_test_env("SHSTK_SRCDIR");
 
-	if (!src)
-		SKIP("SHSTK_SRCDIR is not set (run through meson test)");
 	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
 		char path[4096];
 		struct shstk_ldcache *c = NULL;

@@ -21,26 +21,14 @@
 
 #include "config.h"
 #include "pkgdb.h"
-
-#define SKIP(...)                                   \
-	do {                                        \
-		print_message("SKIP: " __VA_ARGS__); \
-		print_message("\n");                \
-		skip();                             \
-	} while (0)
+#include "shstk-test.h"
 
 static struct shstk_pkgdb *open_fixture(void)
 {
-	const char *dir = getenv("SHSTK_FIXTURES");
 	char root[PATH_MAX];
 	struct shstk_pkgdb *db = NULL;
-	struct stat st;
 
-	if (!dir)
-		SKIP("SHSTK_FIXTURES is not set (run through meson test)");
-	snprintf(root, sizeof(root), "%s/deps/dpkgroot", dir);
-	if (stat(root, &st) < 0)
-		SKIP("%s was not built", root);
+	shstk_test_fixture_path("deps/dpkgroot", root, sizeof(root));
 	assert_int_equal(shstk_pkgdb_open(root, &db), 0);
 	return db;
 }
@@ -151,12 +139,13 @@ static void test_pkgdb_dpkg_system(void **state)
 	const char *v;
 
 	if (access("/var/lib/dpkg/status", R_OK) < 0 || access("/usr/bin/dpkg-query", X_OK) < 0)
-		SKIP("this system has no dpkg database");
+		SHSTK_TEST_MISSING("a dpkg database (/var/lib/dpkg/status, dpkg-query)",
+				   "run on Debian: apt-get install dpkg");
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	assert_int_equal(shstk_pkgdb_open(NULL, &db), 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	print_message("dpkg database: %zu packages loaded in %.1f ms\n", shstk_pkgdb_dpkg_count(db),
-		      (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+	shstk_test_note("dpkg database: %zu packages loaded in %.1f ms", shstk_pkgdb_dpkg_count(db),
+			(double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
 	assert_true(shstk_pkgdb_dpkg_count(db) > 0);
 
 	v = run("dpkg-query -W -f='${Version}' dpkg");
@@ -186,9 +175,10 @@ static void test_pkgdb_rpm(void **state)
 	int k;
 
 	if (!HAVE_RPM)
-		SKIP("built without librpm");
+		SHSTK_TEST_MISSING("librpm in this build",
+				   "apt-get install librpm-dev, then meson setup --reconfigure");
 	if (access("/usr/bin/rpmbuild", X_OK) < 0 || access("/usr/bin/rpm", X_OK) < 0)
-		SKIP("rpmbuild or rpm is not installed");
+		SHSTK_TEST_MISSING("rpmbuild and rpm", "apt-get install rpm");
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd), "%s/t.spec", dir);
 	spec = fopen(cmd, "we");
@@ -211,7 +201,7 @@ static void test_pkgdb_rpm(void **state)
 	if (k != 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)
-			print_message("could not remove %s\n", dir);
+			shstk_test_note("could not remove %s", dir);
 		fail_msg("building the rpm fixture failed (%d)", k);
 	}
 

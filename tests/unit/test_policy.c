@@ -17,13 +17,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
-
-#define SKIP(...)                                    \
-	do {                                         \
-		print_message("SKIP: " __VA_ARGS__); \
-		print_message("\n");                 \
-		skip();                              \
-	} while (0)
+#include "shstk-test.h"
 
 /* Parses @text, expecting success. */
 static struct shstk_policy *parse_ok(const char *text)
@@ -78,15 +72,13 @@ static char *print_to_string(const struct shstk_policy *p)
 
 static void test_policy_default_matches_file(void **state)
 {
-	const char *src = getenv("SHSTK_SRCDIR");
+	const char *src = shstk_test_env("SHSTK_SRCDIR");
 	char path[PATH_MAX];
 	struct shstk_policy_errors errs;
 	_cleanup_policy_ struct shstk_policy *file = NULL, *def = NULL;
 	_cleanup_free_ char *a = NULL, *b = NULL;
 	int r;
 
-	if (!src)
-		SKIP("SHSTK_SRCDIR not set");
 	snprintf(path, sizeof(path), "%s/policies/default.conf", src);
 	r = shstk_policy_load(path, &file, &errs);
 	if (r == -EBADMSG)

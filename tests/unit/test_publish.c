@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "shstkd-fixture.h"
+#include "shstk-test.h"
 
 #include "decide.h"
 #include "evidence.h"
@@ -246,8 +247,8 @@ static void test_publish_atomic_under_reader(void **state)
 		close(stop[i]);
 	}
 	close(result[0]);
-	print_message("reader: %ld maps, %ld failures, %ld generation regressions, %ld generations seen\n",
-		      counts[0], counts[1], counts[2], counts[3]);
+	shstk_test_note("reader: %ld maps, %ld failures, %ld generation regressions, %ld generations seen",
+			counts[0], counts[1], counts[2], counts[3]);
 	/* The reader really ran across the publications. */
 	assert_true(counts[0] >= 200);
 	assert_true(counts[3] >= 10);

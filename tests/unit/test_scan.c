@@ -21,6 +21,7 @@
 #include "db.h"
 #include "raw-query.h"
 #include "scan.h"
+#include "shstk-test.h"
 
 /* The fixture tree's numbers (see its build.sh). */
 #define TREE_FILES 23
@@ -59,19 +60,15 @@ ssize_t pread64(int fd, void *buf, size_t n, off_t off)
 
 static int setup(void **state)
 {
-	const char *fx = getenv("SHSTK_FIXTURES");
-	char cmd[1024];
+	char tree[512], cmd[1200];
 
-	if (!fx) {
-		print_message("SKIP: SHSTK_FIXTURES not set\n");
-		return -1;
-	}
+	shstk_test_fixture_path("tree/root", tree, sizeof(tree));
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_scan.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return -1;
 	snprintf(rootdir, sizeof(rootdir), "%s/root", tmpdir);
 	/* -a keeps the hard link, the symlinks and the modes. */
-	snprintf(cmd, sizeof(cmd), "cp -a '%s/tree/root' '%s'", fx, rootdir);
+	snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s'", tree, rootdir);
 	return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -548,9 +545,18 @@ static void test_scan_symlinks_not_followed(void **state)
 /*
  * In a child with its own mount namespace (so nothing leaks to the host):
  * a tmpfs holding an ELF file mounted inside the tree, and a bind mount of
- * the tree's /usr inside itself.  Exit codes: 0 pass, 77 cannot mount,
- * others say which check failed.
+ * the tree's /usr inside itself.  Exit codes: 0 pass, MOUNTS_DENIED when
+ * the kernel refuses a mount (the reason on stderr), others say which check
+ * failed.
  */
+#define MOUNTS_DENIED 2
+
+static int mounts_denied(const char *what)
+{
+	fprintf(stderr, "%s: %m\n", what);
+	return MOUNTS_DENIED;
+}
+
 static int mounts_child(void)
 {
 	struct shstk_scan_stats st;
@@ -558,18 +564,20 @@ static int mounts_child(void)
 	struct shstk_db *db = NULL;
 	char cmd[4096], path[1024];
 
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return 77;
+	if (unshare(CLONE_NEWNS) < 0)
+		return mounts_denied("unshare(CLONE_NEWNS)");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return mounts_denied("mount / private");
 	if (mkdir(in_root("/usr/lib/mnt"), 0755) < 0 || mkdir(in_root("/usr/lib/bind"), 0755) < 0)
 		return 10;
 	if (mount("tmpfs", in_root("/usr/lib/mnt"), "tmpfs", 0, "size=1m") < 0)
-		return 77;
+		return mounts_denied("mount tmpfs");
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", in_root("/usr/bin/eligible"), in_root("/usr/lib/mnt/other-fs"));
 	if (system(cmd) != 0)
 		return 11;
 	snprintf(path, sizeof(path), "%s", in_root("/usr"));
 	if (mount(path, in_root("/usr/lib/bind"), NULL, MS_BIND, NULL) < 0)
-		return 77;
+		return mounts_denied("mount --bind");
 	snprintf(path, sizeof(path), "%s/db/shstk.db", tmpdir);
 	if (shstk_db_open(path, 0, &db) < 0)
 		return 12;
@@ -603,10 +611,9 @@ static void test_scan_one_filesystem(void **state)
 		_exit(mounts_child());
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77) {
-		print_message("SKIP: cannot make a mount namespace, tmpfs or bind mount (needs root)\n");
-		skip();
-	}
+	if (WEXITSTATUS(status) == MOUNTS_DENIED)
+		SHSTK_TEST_MISSING("CAP_SYS_ADMIN for a mount namespace, a tmpfs and a bind mount (why: above)",
+				   "run the tests as root: mount namespaces");
 	if (WEXITSTATUS(status) != 0)
 		fail_msg("mount namespace check %d failed", WEXITSTATUS(status));
 }
@@ -660,9 +667,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_missing_root, setup, teardown),
 	};
 
-	if (!getenv("SHSTK_FIXTURES")) {
-		printf("SKIP: SHSTK_FIXTURES is not set (run through meson test)\n");
-		return 77;
-	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
