@@ -12,7 +12,7 @@ libsystemd-dev librpm-dev libinih-dev libcmocka-dev python3"
 test_pkgs="clang lld llvm libclang-rt-14-dev gcc-multilib pax-utils python3-pyelftools binutils file
 linux-source-6.12 bc flex bison libssl-dev cpio kmod
 qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorriso
-rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs
+rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs git
 man-db groff-base
 pypy3 luajit"
 
