@@ -13,6 +13,7 @@ test_pkgs="clang lld llvm libclang-rt-14-dev gcc-multilib pax-utils python3-pyel
 linux-source-6.12 bc flex bison libssl-dev cpio kmod
 qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorriso
 rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs git
+perl patch
 man-db groff-base
 pypy3 luajit"
 
