@@ -15,7 +15,7 @@ qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorris
 rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs git
 perl patch
 man-db groff-base
-pypy3 luajit"
+pypy3 luajit nodejs"
 
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$build_pkgs $test_pkgs"
