@@ -12,8 +12,10 @@ libsystemd-dev librpm-dev libinih-dev libcmocka-dev python3"
 test_pkgs="clang lld llvm libclang-rt-14-dev gcc-multilib pax-utils python3-pyelftools binutils file
 linux-source-6.12 bc flex bison libssl-dev cpio kmod
 qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorriso
-rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs
-pypy3 luajit"
+rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs git
+perl patch
+man-db groff-base
+pypy3 luajit nodejs"
 
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$build_pkgs $test_pkgs"

@@ -10,12 +10,12 @@
 # warnings (man --warnings), with its @VAR@ paths filled in.
 set -eu
 : "${SHSTK_BUILDDIR:?}" "${SHSTK_SRCDIR:?}"
+. "$SHSTK_SRCDIR/tests/include/lib.sh"
 ctl=$SHSTK_BUILDDIR/cli/shstkctl
 page=$SHSTK_SRCDIR/cli/shstkctl.8.in
-if ! [ -x "$ctl" ]; then
-	echo "SKIP: $ctl is not built"
-	exit 77
-fi
+[ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
+need_cmd man man-db
+need_cmd groff groff-base
 [ -f "$page" ] || { echo "FAIL: $page does not exist"; exit 1; }
 
 work=$(mktemp -d /tmp/test-manpage.XXXXXX)
@@ -131,23 +131,19 @@ else
 	    -e 's|@LIBDIR@|/usr/lib/x86_64-linux-gnu|g' -e 's|@DOCDIR@|/usr/share/doc/shstk-policy|g' \
 	    "$page" >"$work/shstkctl.8"
 fi
-if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
-	# From standard input: man may drop root's privileges to read a file.
-	# The terminal's width and a wide one (80 last: read below).
-	for width in 132 80; do
-		if ! MANWIDTH=$width man --warnings -l - <"$work/shstkctl.8" >"$work/rendered" 2>"$work/warn"; then
-			fail "man -l failed: $(head -n 5 "$work/warn")"
-		elif [ -s "$work/warn" ]; then
-			fail "the page renders with warnings at width $width: $(head -n 10 "$work/warn")"
-		fi
-	done
-	# Every subsection must have reached the rendered page as a heading.
-	while read -r cmd; do
-		grep -qx -- "   $cmd" "$work/rendered" || fail "the rendered page has no heading '$cmd'"
-	done <"$work/commands"
-else
-	echo "note: man(1) or groff(1) is not installed: rendering not checked"
-fi
+# From standard input: man may drop root's privileges to read a file.
+# The terminal's width and a wide one (80 last: read below).
+for width in 132 80; do
+	if ! MANWIDTH=$width man --warnings -l - <"$work/shstkctl.8" >"$work/rendered" 2>"$work/warn"; then
+		fail "man -l failed: $(head -n 5 "$work/warn")"
+	elif [ -s "$work/warn" ]; then
+		fail "the page renders with warnings at width $width: $(head -n 10 "$work/warn")"
+	fi
+done
+# Every subsection must have reached the rendered page as a heading.
+while read -r cmd; do
+	grep -qx -- "   $cmd" "$work/rendered" || fail "the rendered page has no heading '$cmd'"
+done <"$work/commands"
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failure(s)"

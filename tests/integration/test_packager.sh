@@ -8,12 +8,19 @@
 # after normalising what varies (work dir, build-ids, kernel, times, pids).
 # SHSTK_UPDATE_GOLDEN=1 rewrites the expected files.
 set -eu
+. "$SHSTK_SRCDIR/tests/include/lib.sh"
 ctl="$SHSTK_BUILDDIR/cli/shstkctl"
 preload="$SHSTK_BUILDDIR/preload/libshstk_preload.so"
 golden="$SHSTK_SRCDIR/tests/integration/golden"
 [ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
 [ -f "$preload" ] || { echo "FAIL: $preload not built"; exit 1; }
-command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 (the CLI) not installed"; exit 77; }
+# Every prerequisite before the first check: a check that ran and failed
+# must never be followed by a way out that hides it.
+cc=${CC:-cc}
+need_cmd sqlite3
+need_cmd rpmbuild rpm
+need_cmd "${cc%% *}" build-essential
+need_cmd python3
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -88,17 +95,28 @@ golden_check verify-signal env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --pre
 	--db "$work/v.db" -- sh -c 'kill -TERM $$'
 # Job control: a traced process that stops itself stays stopped (group-stop,
 # PTRACE_LISTEN) until SIGCONT, then goes on; a handled signal is delivered.
-golden_check verify-stop-cont env SHSTK_VERIFY_SKIP_CET_CHECK=1 timeout 20 "$ctl" verify --preload "$preload" \
-	--db "$work/v.db" -- sh -c 't0=$(date +%s%N); (sleep 0.5; kill -CONT $$) & kill -STOP $$; t1=$(date +%s%N); [ $((t1 - t0)) -ge 400000000 ] && echo "stayed stopped until SIGCONT"; trap "echo got USR1" USR1; kill -USR1 $$; wait'
+# The child sends SIGCONT only once the shell is stopped (its marker is
+# written with builtins just before kill -STOP, so no fork or exec stop of
+# the tracer can pass for it), polling /proc with builtins only (10 s bound
+# from /proc/uptime) so that the process and exec counts stay fixed.  It
+# then holds the stop for 0.5 s: the hold is the stimulus, not a wait, as a
+# tracer that wrongly resumes the group-stop does so at once; the shell must
+# find the child's "cont" marker when it runs again.  timeout 20 is the
+# deadlock guard.
+golden_check verify-stop-cont env SHSTK_VERIFY_SKIP_CET_CHECK=1 M="$work/stop-cont" timeout 20 "$ctl" verify \
+	--preload "$preload" --db "$work/v.db" -- sh -c '
+	(read -r up _ </proc/uptime; end=$((${up%.*} + 10))
+	 until [ -e "$M.stopping" ] && read -r _ _ st _ </proc/$$/stat && { [ "$st" = T ] || [ "$st" = t ]; }; do
+		read -r up _ </proc/uptime; [ "${up%.*}" -lt $end ] || exit 1
+	 done
+	 sleep 0.5; : >"$M.cont"; kill -CONT $$) &
+	: >"$M.stopping"; kill -STOP $$
+	[ -e "$M.cont" ] && echo "stayed stopped until SIGCONT"
+	trap "echo got USR1" USR1; kill -USR1 $$; wait'
 golden_check verify-notfound env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
 	--db "$work/v.db" -- /nonexistent/cmd
 
 # ---- gate -------------------------------------------------------------------
-if ! command -v rpmbuild >/dev/null; then
-	echo "SKIP: rpmbuild not installed (Debian: rpm)"
-	exit 77
-fi
-cc=${CC:-cc}
 cat >"$work/hello.c" <<'C'
 #include <stdio.h>
 int main(void) { puts("hello"); return 0; }

@@ -6,11 +6,15 @@
 # Only what varies between runs (database path, times, build-ids, inode
 # numbers) is normalised.  SHSTK_UPDATE_GOLDEN=1 rewrites the expected files.
 set -eu
+. "$SHSTK_SRCDIR/tests/include/lib.sh"
 ctl="$SHSTK_BUILDDIR/cli/shstkctl"
 tree="$SHSTK_FIXTURES/tree/root"
 golden="$SHSTK_SRCDIR/tests/integration/golden"
 [ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
 [ -d "$tree" ] || { echo "FAIL: fixture tree $tree missing"; exit 1; }
+# The offenders case links its own programs.
+cc=${CC:-cc}
+need_cmd "${cc%% *}" build-essential
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -75,21 +79,16 @@ done
 # unmarked program (its own marking is its first reason, as on Debian) that
 # needs the unmarked library and one that is missing.  Linked against a stub
 # outside the root, so the root lacks libnothere.so.1.
-cc=${CC:-cc}
-if command -v "$cc" >/dev/null 2>&1; then
-	mkdir -p "$work/stub"
-	printf 'int nothere(void) { return 0; }\n' >"$work/stub/nothere.c"
-	printf 'void _start(void) { for (;;) ; }\n' >"$work/prog.c"
-	$cc -shared -fPIC -fcf-protection=none -Wl,-soname,libnothere.so.1 -o "$work/stub/libnothere.so.1" "$work/stub/nothere.c"
-	$cc -nostdlib -fcf-protection=none -Wl,--no-as-needed -Wl,--dynamic-linker=/usr/lib/x86_64-linux-gnu/ld-fake.so.2 \
-		-o "$work/root/usr/bin/plain-unmarked" "$work/prog.c" \
-		"$work/root/usr/lib/x86_64-linux-gnu/libunmarked.so.1" "$work/stub/libnothere.so.1"
-	"$ctl" --db "$work/offenders.db" scan --no-packages --no-progress --root "$work/root" / >/dev/null
-	golden_check report-offenders "$ctl" --db "$work/offenders.db" report --top 3
-	# plain-unmarked: self-unmarked first, so the library is not its first reason.
-	row=$(grep ' libunmarked.so.1 ' "$work/report-offenders.out" | awk '{print $1, $2, $3}')
-	[ "$row" = "3 2 2" ] || { echo "FAIL: libunmarked.so.1 blocks/alone/first = '$row', want '3 2 2'"; fail=1; }
-else
-	echo "SKIP (part): no C compiler for the offenders case"
-fi
+mkdir -p "$work/stub"
+printf 'int nothere(void) { return 0; }\n' >"$work/stub/nothere.c"
+printf 'void _start(void) { for (;;) ; }\n' >"$work/prog.c"
+$cc -shared -fPIC -fcf-protection=none -Wl,-soname,libnothere.so.1 -o "$work/stub/libnothere.so.1" "$work/stub/nothere.c"
+$cc -nostdlib -fcf-protection=none -Wl,--no-as-needed -Wl,--dynamic-linker=/usr/lib/x86_64-linux-gnu/ld-fake.so.2 \
+	-o "$work/root/usr/bin/plain-unmarked" "$work/prog.c" \
+	"$work/root/usr/lib/x86_64-linux-gnu/libunmarked.so.1" "$work/stub/libnothere.so.1"
+"$ctl" --db "$work/offenders.db" scan --no-packages --no-progress --root "$work/root" / >/dev/null
+golden_check report-offenders "$ctl" --db "$work/offenders.db" report --top 3
+# plain-unmarked: self-unmarked first, so the library is not its first reason.
+row=$(grep ' libunmarked.so.1 ' "$work/report-offenders.out" | awk '{print $1, $2, $3}')
+[ "$row" = "3 2 2" ] || { echo "FAIL: libunmarked.so.1 blocks/alone/first = '$row', want '3 2 2'"; fail=1; }
 exit $fail

@@ -2,16 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Print a directory holding pristine copies of the given files of Debian's
 # linux-source-6.12, extracted from the tarball once per package version and
-# file list and cached under $SHSTK_CACHE/kernel/pristine/. Exit 77 with
-# "SKIP: reason" when the package is missing. Callers copy, never modify.
+# file list and cached under $SHSTK_CACHE/kernel/pristine/. Without the
+# package it fails with "missing: ..." on stderr (stdout is the directory
+# its callers read). Callers copy, never modify.
 set -eu
+. "${SHSTK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/include/lib.sh"
 
 PKG=linux-source-6.12
 TARBALL=${SHSTK_KERNEL_TARBALL:-/usr/src/$PKG.tar.xz}
-if [ ! -r "$TARBALL" ]; then
-	echo "SKIP: $TARBALL missing (package $PKG not installed)" >&2
-	exit 77
-fi
+[ -r "$TARBALL" ] || missing "$TARBALL" "apt-get install $PKG" >&2
+need_cmd xz xz-utils >&2
 version=$(dpkg-query -W -f='${Version}' "$PKG" 2>/dev/null || stat -c %Y "$TARBALL")
 key=$( (echo "$version"; printf '%s\n' "$@" | sort -u) | sha256sum | cut -c1-16)
 

@@ -11,7 +11,9 @@
 # is no. Every other warning and check counts.
 set -eu
 src=${SHSTK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$src/tests/include/lib.sh"
 kp=$src/kernel-patches
+need_cmd perl
 
 tree=$("$(dirname "$0")/pristine.sh" scripts/checkpatch.pl scripts/spelling.txt \
 	scripts/const_structs.checkpatch) || exit $?

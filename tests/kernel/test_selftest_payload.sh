@@ -6,12 +6,10 @@
 # (known-base-failures tolerated) and in base mode (each entry required).
 set -eu
 src=${SHSTK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$src/tests/include/lib.sh"
 payload=$src/tests/emu/payloads/selftests
 bb=/bin/busybox
-if [ ! -x "$bb" ]; then
-	echo "SKIP: $bb missing (apt-get install busybox-static)"
-	exit 77
-fi
+[ -x "$bb" ] || missing "$bb" "apt-get install busybox-static"
 
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT

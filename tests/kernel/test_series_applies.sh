@@ -6,7 +6,9 @@
 # then copied fresh for every run, so this takes seconds, not a full unpack.
 set -eu
 src=${SHSTK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$src/tests/include/lib.sh"
 kp=$src/kernel-patches
+need_cmd patch
 
 patches=$(grep -v '^[[:space:]]*\(#\|$\)' "$kp/series")
 [ -n "$patches" ] || { echo "FAIL: $kp/series lists no patches"; exit 1; }

@@ -5,7 +5,17 @@
 # and bit flip of an allowlist, overrides and secure execution, dlopen, and
 # output and exit status identical with and without the preload.
 set -u
-: "${PRELOAD_LIB:?}" "${TP_DIR:?}" "${SHSTKCTL:?}"
+: "${PRELOAD_LIB:?}" "${TP_DIR:?}" "${SHSTKCTL:?}" "${SHSTK_SRCDIR:?}"
+. "$SHSTK_SRCDIR/tests/include/lib.sh"
+# All of it runs, or the test fails: the syscalls of a daemon-less start are
+# read with strace, secure execution needs root to make a setuid-to-nobody
+# copy, and an allowlist owned by nobody must be refused.
+need_cmd strace
+need_cmd objcopy binutils
+need_cmd readelf binutils
+need_cmd python3
+need_root "the setuid and foreign-owner cases chown to nobody: run the tests as root"
+id nobody >/dev/null 2>&1 || missing "user nobody" "Debian's base-passwd creates it: dpkg-reconfigure base-passwd"
 
 W=$(mktemp -d /tmp/test-preload.XXXXXX)
 chmod 755 "$W"
@@ -160,10 +170,8 @@ done
 echo "# corrupt: $size truncations and $((size * 8)) bit flips checked"
 cp "$W/al-small" "$W/al-mode" && chmod 666 "$W/al-mode"
 expect "world-writable allowlist" "$(probe "$W/al-mode")" 'source=bad-allowlist'
-if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
-	cp "$W/al-small" "$W/al-owner" && chown nobody "$W/al-owner"
-	expect "allowlist owned by another user" "$(probe "$W/al-owner")" 'source=bad-allowlist'
-fi
+cp "$W/al-small" "$W/al-owner" && chown nobody "$W/al-owner"
+expect "allowlist owned by another user" "$(probe "$W/al-owner")" 'source=bad-allowlist'
 expect "directory as allowlist" "$(probe "$W")" 'source=bad-allowlist'
 
 # ---- events on the socket ----
@@ -186,18 +194,14 @@ n=$(grep -c '^event' <<<"$out")
 out=$(SHSTK_PRELOAD_DISABLE=1 SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" /bin/true)
 expect_not "kill switch sends nothing" "$out" '^event'
 # No daemon, no socket: not even a socket is created (it costs ten times a stat).
-if command -v strace >/dev/null 2>&1; then
-	out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
-		strace -qq -e trace=socket,sendto,stat,newfstatat /bin/true 2>&1)
-	expect "no daemon: the socket path is looked at" "$out" "$W/none.sock"
-	expect_not "no daemon: no socket created" "$out" '^(socket|sendto)\('
-	: >"$W/not-a-socket"
-	out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/not-a-socket" LD_PRELOAD="$PRELOAD_LIB" \
-		strace -qq -e trace=socket,sendto /bin/true 2>&1)
-	expect_not "a regular file at the socket path: no socket created" "$out" '^(socket|sendto)\('
-else
-	echo "SKIP (part): no strace, the syscalls of a daemon-less start are not checked"
-fi
+out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
+	strace -qq -e trace=socket,sendto,stat,newfstatat /bin/true 2>&1)
+expect "no daemon: the socket path is looked at" "$out" "$W/none.sock"
+expect_not "no daemon: no socket created" "$out" '^(socket|sendto)\('
+: >"$W/not-a-socket"
+out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/not-a-socket" LD_PRELOAD="$PRELOAD_LIB" \
+	strace -qq -e trace=socket,sendto /bin/true 2>&1)
+expect_not "a regular file at the socket path: no socket created" "$out" '^(socket|sendto)\('
 out=$(SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$TP_DIR/tp-dlopen" "$TP_DIR/libtp-plugin-unmarked.so")
 expect_not "no dlopen events without a shadow stack" "$out" 'type=dlopen'
 out=$(SHSTK_PRELOAD_DEBUG=1 SHSTK_ALLOWLIST="$W/al-audit" LD_PRELOAD="$PRELOAD_LIB" /bin/true 2>&1 >/dev/null)
@@ -292,33 +296,29 @@ expect "dlopen under the preload" "$out" 'ok .*libtp-plugin-unmarked.so value=42
 expect_not "dlopen under the preload" "$out" 'stale dlerror'
 
 # ---- secure execution: a setuid-to-nobody copy run by root ----
-if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1; then
-	echo "SKIP (part): secure execution needs root and a 'nobody' user"
-else
-	mkdir "$W/suid" && chmod 755 "$W/suid"
-	cp "$TP_DIR/tp-probe-linked" "$W/suid/probe"
-	cp "$TP_DIR/tp-probe-linked" "$W/suid/probe-plain"
-	chown nobody "$W/suid/probe"
-	chmod 4755 "$W/suid/probe"
-	secenv=(SHSTK_POLICY=enforce SHSTK_ALLOWLIST="$W/al-ovr" SHSTK_PRELOAD_DEBUG=1 SHSTK_EVENTS_SOCKET="$W/sec.sock")
-	out=$(env "${secenv[@]}" "$EVRECV" "$W/sec.sock" "$W/suid/probe" 2>"$W/sec.err")
-	if grep -q '^secure=1$' <<<"$out"; then
-		pass
-		expect "setuid: preload linked in" "$out" '^preload=present$'
-		expect "setuid: environment ignored" "$(grep -m1 '^event' <<<"$out")" 'flags=secure' 'override-ignored'
-		expect_not "setuid: environment ignored" "$out" 'source=override' 'gen=5'
-		n=$(grep -c '^event' <<<"$out")
-		[ "$n" = 1 ] && pass || fail "setuid: the event went to the test socket (SHSTK_EVENTS_SOCKET honoured)"
-		[ ! -s "$W/sec.err" ] && pass || fail "setuid: debug output on stderr: $(cat "$W/sec.err")"
-	else
-		fail "setuid copy does not run in secure-execution mode (nosuid /tmp?): $out"
-	fi
-	out=$(env "${secenv[@]}" "$EVRECV" "$W/sec.sock" "$W/suid/probe-plain" 2>"$W/plain.err")
-	expect "control: same binary, not setuid" "$out" '^secure=0$' 'source=override' 'gen=5'
+mkdir "$W/suid" && chmod 755 "$W/suid"
+cp "$TP_DIR/tp-probe-linked" "$W/suid/probe"
+cp "$TP_DIR/tp-probe-linked" "$W/suid/probe-plain"
+chown nobody "$W/suid/probe"
+chmod 4755 "$W/suid/probe"
+secenv=(SHSTK_POLICY=enforce SHSTK_ALLOWLIST="$W/al-ovr" SHSTK_PRELOAD_DEBUG=1 SHSTK_EVENTS_SOCKET="$W/sec.sock")
+out=$(env "${secenv[@]}" "$EVRECV" "$W/sec.sock" "$W/suid/probe" 2>"$W/sec.err")
+if grep -q '^secure=1$' <<<"$out"; then
+	pass
+	expect "setuid: preload linked in" "$out" '^preload=present$'
+	expect "setuid: environment ignored" "$(grep -m1 '^event' <<<"$out")" 'flags=secure' 'override-ignored'
+	expect_not "setuid: environment ignored" "$out" 'source=override' 'gen=5'
 	n=$(grep -c '^event' <<<"$out")
-	[ "$n" = 2 ] && pass || fail "control: $n events, expected the probe's own and one received"
-	expect "control: debug on stderr" "$(cat "$W/plain.err")" '^shstk-preload: '
+	[ "$n" = 1 ] && pass || fail "setuid: the event went to the test socket (SHSTK_EVENTS_SOCKET honoured)"
+	[ ! -s "$W/sec.err" ] && pass || fail "setuid: debug output on stderr: $(cat "$W/sec.err")"
+else
+	fail "setuid copy does not run in secure-execution mode (nosuid /tmp?): $out"
 fi
+out=$(env "${secenv[@]}" "$EVRECV" "$W/sec.sock" "$W/suid/probe-plain" 2>"$W/plain.err")
+expect "control: same binary, not setuid" "$out" '^secure=0$' 'source=override' 'gen=5'
+n=$(grep -c '^event' <<<"$out")
+[ "$n" = 2 ] && pass || fail "control: $n events, expected the probe's own and one received"
+expect "control: debug on stderr" "$(cat "$W/plain.err")" '^shstk-preload: '
 
 echo "# $checks checks, $fails failed"
 [ $fails -eq 0 ]
