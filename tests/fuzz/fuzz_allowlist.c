@@ -8,12 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * The reader itself is compiled into this target, so that it carries the
- * fuzzer's coverage and ASan's checks (libshstk is built without them); the
- * linker then takes nothing from allowlist.o in the static library.
- */
-#include "../../lib/allowlist.c"
+#include "allowlist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Compiled in, for coverage and ASan (the library is built without them). */
-#include "../../auditd/parse-audit.c"
+#include "parse-audit.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

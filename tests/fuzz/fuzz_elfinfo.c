@@ -4,13 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * The library is built without coverage instrumentation (tests/fuzz/meson.build
- * only instruments this file), which would leave libFuzzer blind: compile the
- * auditor into this unit so its branches guide the search.  The archive's copy
- * is then never pulled in, as every symbol is already defined here.
- */
-#include "../../lib/elfinfo.c"
+#include "elfinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

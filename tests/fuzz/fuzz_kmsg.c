@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../auditd/parse-kmsg.c"
+#include "parse-kmsg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

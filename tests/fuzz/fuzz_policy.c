@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The parser is compiled in so that it carries the fuzzer's coverage and
- * ASan's checks; the linker then takes nothing from policy.o in libshstk. */
-#include "../../lib/policy.c"
+#include "policy.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
