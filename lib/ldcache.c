@@ -271,8 +271,10 @@ static int parse_new(struct shstk_ldcache *c, size_t base, struct shstk_err *err
 		return -EBADMSG;
 	}
 	r = load_extensions(c, base, rd32(h + 32), &hw, err);
-	if (r < 0)
+	if (r < 0) {
+		free(hw.name);
 		return r;
+	}
 	r = parse_entries(c, base + NEW_HEADER_SIZE, nlibs, NEW_ENTRY_SIZE, h, c->len - base, &hw, err);
 	free(hw.name);
 	c->new_format = true;
