@@ -200,13 +200,15 @@ static void test_bundle_rejects_malformed(void **state)
  */
 static void test_bundle_rejects_bad_identities(void **state)
 {
-	static const char *const bad[] = {
-		"build-id:", "build-id:zz", "file:", "exe:/bin/ls", "build-id:abc", "file:1:2:3",
-		"build-id:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00112233445566778899aabbccddeef"
-		"f00112233445566778899aabbccddeeff0011",
+	/* The last: 65 bytes of build-id, one more than a key holds. */
+	static char too_long[9 + 2 * 65 + 1] = "build-id:";
+	const char *const bad[] = {
+		"build-id:", "build-id:zz", "file:", "exe:/bin/ls", "build-id:abc", "file:1:2:3", too_long,
 	};
 	struct shstk_db *db = fresh_db();
 	char doc[1024];
+
+	memset(too_long + 9, 'a', 2 * 65);
 
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		snprintf(doc, sizeof(doc),
