@@ -21,6 +21,8 @@
  *       "-" for a string it does not know (an ANOM_ABEND record, the abend
  *       source, knows none of KIND, MODE, ACTION or the objects)
  * Numbers are decimal, or hex with 0x.  Exit 0, or 1 with a message.
+ * The evidence is recorded as given: tests/integration/admin_expect.py
+ * checks that a script of it is something the kernel could have reported.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -146,7 +148,8 @@ static int violation(struct shstk_db *db, char **a, int n)
 		o.source = source_bit(s);
 		if (!o.source)
 			return -EINVAL;
-		o.tid = o.pid;
+		/* Upstream's ANOM_ABEND record names the process, not the thread. */
+		o.tid = o.source == SHSTK_SRC_ABEND ? 0 : o.pid;
 		r = shstk_record_violation(db, &o, NULL, NULL);
 	}
 	return r;
