@@ -564,9 +564,70 @@ def cmd_db(state, db):
     con.close()
 
 
+def proc_field(pid, key):
+    """cmd-ps's reading of /proc/PID/status: the value after the tab, '-'
+    when empty, 'n/a' when the kernel has no such line (no CET support)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, sep, v = line.rstrip("\n").partition(":")
+            if sep and k == key:
+                v = v.lstrip(" \t")
+                return v if v else "-"
+    return "n/a"
+
+
+def marking(path):
+    """readelf's view of the GNU property note (cmd-ps's MARKING column)."""
+    out = subprocess.run(["readelf", "-n", "--wide", path], capture_output=True, text=True).stdout
+    m = re.search(r"x86 feature: (.*)", out)
+    if not m:
+        return "none"
+    bits = [b for b in ("SHSTK", "IBT") if b in m.group(1)]
+    return "+".join(bits) if bits else "no bits"
+
+
+def ps_expect(model, pid, exe):
+    p = exe[len(model["root"]):]
+    return {"pid": pid, "comm": os.path.basename(exe)[:15], "exe": exe, "marking": marking(exe),
+            "decision": model["stored"][p]["decision"],
+            "enabled": proc_field(pid, "x86_Thread_features"),
+            "locked": proc_field(pid, "x86_Thread_features_locked"),
+            "violations": proc_field(pid, "x86_Thread_shstk_violations")}
+
+
+PS_ROW = "%7s  %-10s %-12s %-10s %-8s %-5s %s"
+PS_MASK = {"pid": "PID", "marking": "MARK", "enabled": "ENABLED", "locked": "LOCKED", "violations": "VIOL"}
+
+
+def cmd_ps(state, kind, raw, pid, exe, norm):
+    """ps of the sleeper: the row that /proc, readelf and the allowlist's
+    decision make, exactly; then the same text with what depends on the
+    host (pid, marking, the kernel's three columns) masked for the golden."""
+    model = load(state)
+    e = ps_expect(model, int(pid), exe)
+    with open(raw) as f:
+        text = f.read()
+    masked = dict(e, **PS_MASK)
+    if kind == "table":
+        row = PS_ROW % tuple(e[k] for k in ("pid", "marking", "decision", "enabled", "locked", "violations", "exe"))
+        mrow = PS_ROW % tuple(masked[k] for k in ("pid", "marking", "decision", "enabled", "locked", "violations",
+                                                  "exe"))
+        good = row + "\n" in text
+        check(good, "ps: the row of pid %s is %r" % (pid, row), text)
+        text = text.replace(row + "\n", mrow + "\n")
+    else:
+        rows = json.loads(text)
+        check(rows == [e], "ps --format=json: %s" % json.dumps(e), text)
+        if rows == [e]:
+            text = "[{%s}]\n" % ",".join('"%s":%s' % (k, v if k == "pid" else json.dumps(v))
+                                          for k, v in masked.items())
+    with open(norm, "w") as f:
+        f.write(text)
+
+
 COMMANDS = {"init": cmd_init, "evidence": cmd_evidence, "decide": cmd_decide, "decisions": cmd_decisions,
             "dryrun": cmd_dryrun, "status": cmd_status, "explain": cmd_explain, "violations": cmd_violations,
-            "db": cmd_db}
+            "db": cmd_db, "ps": cmd_ps}
 
 if __name__ == "__main__":
     if len(sys.argv) < 3 or sys.argv[2] not in COMMANDS:
