@@ -7,13 +7,22 @@
  *   shstk-evidence DB run PATH START_S END_S SIGNAL [APPLIED]
  *       a run of the scanned executable PATH (its identity from the db),
  *       started and ended at these Unix times, killed by SIGNAL (0: exit 0);
- *       APPLIED (default audit) is what the preload put in force
+ *       APPLIED (default audit) is what the preload put in force.  It has
+ *       no pid, so no violation is ever tied to it
+ *   shstk-evidence DB start PATH START_S PID [APPLIED]
+ *   shstk-evidence DB end PID END_S SIGNAL
+ *       the same run in two steps, as shstkd sees it: the preload announces
+ *       process PID, then (after any violation of that pid, which the
+ *       recorder ties to the open run) the process ends
  *   shstk-evidence DB violation PATH TIME_S PID SOURCES KIND MODE ACTION
  *                   IP_OBJ IP_OFF RET_OBJ RET_OFF SSP
  *       one fault, seen by each source in the comma-separated SOURCES
  *       (audit, kmsg, coredump, ptrace, abend): the recorder merges them;
- *       "-" for an object it does not know
+ *       "-" for a string it does not know (an ANOM_ABEND record, the abend
+ *       source, knows none of KIND, MODE, ACTION or the objects)
  * Numbers are decimal, or hex with 0x.  Exit 0, or 1 with a message.
+ * The evidence is recorded as given: tests/integration/admin_expect.py
+ * checks that a script of it is something the kernel could have reported.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,32 +49,64 @@ static int64_t num(const char *s)
 	return (int64_t)strtoull(s, NULL, 0);
 }
 
-static int run(struct shstk_db *db, char **a, int n)
+static int start(struct shstk_db *db, const char *path, const char *time_s, pid_t pid, const char *applied,
+		 int64_t *ret_run)
 {
 	char identity[128] = "";
+	int r;
+
+	r = shstk_db_object_get(db, path, 0, identity_cb, identity);
+	if (r <= 0)
+		return r < 0 ? r : -ENOENT;
+	return shstk_record_run_start(db,
+				      &(struct shstk_run_obs){
+					      .source = "preload",
+					      .time_us = num(time_s) * 1000000,
+					      .pid = pid,
+					      .identity = identity,
+					      .exe = path,
+					      .requested = applied,
+					      .applied = applied,
+					      .enabled_by = "preload",
+				      },
+				      ret_run);
+}
+
+static int run(struct shstk_db *db, char **a, int n)
+{
 	int64_t id;
 	int r;
 
-	if (n < 4)
+	if (n != 4 && n != 5)
 		return -EINVAL;
-	r = shstk_db_object_get(db, a[0], 0, identity_cb, identity);
-	if (r <= 0)
-		return r < 0 ? r : -ENOENT;
-	r = shstk_record_run_start(db,
-				   &(struct shstk_run_obs){
-					   .source = "preload",
-					   .time_us = num(a[1]) * 1000000,
-					   .pid = 0,
-					   .identity = identity,
-					   .exe = a[0],
-					   .requested = n > 4 ? a[4] : "audit",
-					   .applied = n > 4 ? a[4] : "audit",
-					   .enabled_by = "preload",
-				   },
-				   &id);
+	r = start(db, a[0], a[1], 0, n > 4 ? a[4] : "audit", &id);
 	if (r < 0)
 		return r;
 	return shstk_record_run_end(db, id, num(a[2]) * 1000000, 0, (int)num(a[3]));
+}
+
+static int run_start(struct shstk_db *db, char **a, int n)
+{
+	int64_t id;
+
+	if ((n != 3 && n != 4) || num(a[2]) <= 0)
+		return -EINVAL;
+	return start(db, a[0], a[1], (pid_t)num(a[2]), n > 3 ? a[3] : "audit", &id);
+}
+
+/* The open run of the pid, as shstkd's exit watcher finds it. */
+static int run_end(struct shstk_db *db, char **a, int n)
+{
+	int64_t id = 0, time_us;
+	int r;
+
+	if (n != 3)
+		return -EINVAL;
+	time_us = num(a[1]) * 1000000;
+	r = shstk_db_run_find_open(db, num(a[0]), time_us, &id);
+	if (r <= 0)
+		return r < 0 ? r : -ESRCH;
+	return shstk_record_run_end(db, id, time_us, 0, (int)num(a[2]));
 }
 
 static unsigned source_bit(const char *s)
@@ -89,24 +130,26 @@ static int violation(struct shstk_db *db, char **a, int n)
 	o = (struct shstk_violation_obs){
 		.time_us = num(a[1]) * 1000000,
 		.pid = (pid_t)num(a[2]),
-		.tid = (pid_t)num(a[2]),
 		.comm = strrchr(a[0], '/') ? strrchr(a[0], '/') + 1 : a[0],
 		.exe = a[0],
-		.kind = a[4],
-		.mode = a[5],
-		.action = a[6],
+		.kind = opt(a[4]),
+		.mode = opt(a[5]),
+		.action = opt(a[6]),
 		.ip_object = opt(a[7]),
 		.ip_offset = (uint64_t)num(a[8]),
 		.ret_object = opt(a[9]),
 		.ret_offset = (uint64_t)num(a[10]),
 		.ssp = (uint64_t)num(a[11]),
-		.ip = 0x401000 + (uint64_t)num(a[8]),
+		/* A made-up load address for a known object; none without one. */
+		.ip = opt(a[7]) ? 0x401000 + (uint64_t)num(a[8]) : 0,
 	};
 	snprintf(sources, sizeof(sources), "%s", a[3]);
 	for (char *s = strtok_r(sources, ",", &save); s && r >= 0; s = strtok_r(NULL, ",", &save)) {
 		o.source = source_bit(s);
 		if (!o.source)
 			return -EINVAL;
+		/* Upstream's ANOM_ABEND record names the process, not the thread. */
+		o.tid = o.source == SHSTK_SRC_ABEND ? 0 : o.pid;
 		r = shstk_record_violation(db, &o, NULL, NULL);
 	}
 	return r;
@@ -118,7 +161,7 @@ int main(int argc, char **argv)
 	int r;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: shstk-evidence DB run|violation ARGS...\n");
+		fprintf(stderr, "usage: shstk-evidence DB run|start|end|violation ARGS...\n");
 		return 2;
 	}
 	r = shstk_db_open(argv[1], 0, &db);
@@ -128,6 +171,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[2], "run") == 0)
 		r = run(db, argv + 3, argc - 3);
+	else if (strcmp(argv[2], "start") == 0)
+		r = run_start(db, argv + 3, argc - 3);
+	else if (strcmp(argv[2], "end") == 0)
+		r = run_end(db, argv + 3, argc - 3);
 	else if (strcmp(argv[2], "violation") == 0)
 		r = violation(db, argv + 3, argc - 3);
 	else
