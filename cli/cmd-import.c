@@ -236,10 +236,10 @@ static int mark_imported(struct shstk_db *db, struct idset *s, const char *host,
 }
 
 /*
- * Merges, then marks what was added and re-decides.  Two transactions: the
- * bundle DAL opens its own (it cannot join one).  A crash between them
- * leaves unmarked rows that the next decide_all removes as decisions of no
- * installed executable: lost imported conclusions, never wrong ones.
+ * Validates the whole bundle, merges its runs and violations in short
+ * transactions, then adds its decisions, marks them and re-decides in one.
+ * Killed during the evidence, importing again completes it; the decisions
+ * are all or nothing.
  */
 static int import_all(struct shstk_db *db, const char *text, const struct shstk_policy *p,
 		      struct shstk_db_bundle_stats *st, struct shstk_decide_stats *ds, char **ret_msg)
@@ -250,14 +250,20 @@ static int import_all(struct shstk_db *db, const char *text, const struct shstk_
 	bool own;
 	int r;
 
-	r = shstk_db_decisions_foreach(db, idset_add, &s);
+	r = shstk_db_bundle_validate(db, text, ret_msg);
+	/* Runs and violations in batches of their own: shstkd records on. */
+	if (r >= 0)
+		r = shstk_db_bundle_import_evidence(db, text, st);
+	if (r >= 0)
+		r = shstk_db_decisions_foreach(db, idset_add, &s);
 	if (r >= 0 && s.n)
 		qsort(s.v, s.n, sizeof(*s.v), by_string);
-	/* One transaction: a crash cannot keep the rows and lose their marking. */
+	/* Decisions, their marking and the re-decision in one transaction: a
+	 * crash cannot keep the rows and lose their marking. */
 	if (r >= 0)
 		r = shstk_db_tx_begin(db, &own);
 	if (r >= 0) {
-		r = shstk_db_bundle_import(db, text, st, ret_msg);
+		r = shstk_db_bundle_import_decisions(db, text, st);
 		provenance_host(text, host, sizeof(host));
 		if (r >= 0)
 			r = mark_imported(db, &s, host, now);

@@ -259,8 +259,12 @@ static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 	return 0;
 }
 
-/* INSERT INTO @table (cols..., extra_cols) SELECT j.value->>'col'..., extra_vals FROM json_each(...) j WHERE cond */
-static void sb_insert(struct sqlbuf *b, const char *table, const char *section, const struct bundle_col *cols,
+/*
+ * INSERT INTO @table (cols..., extra_cols) SELECT j.value->>'col'..., extra_vals
+ * FROM @from j WHERE cond: @from is json_each(?1, '$.section') or a staged
+ * section (temp.bundle_<section>, with the same key and value columns).
+ */
+static void sb_insert(struct sqlbuf *b, const char *table, const char *from, const struct bundle_col *cols,
 		      size_t n, const char *extra_cols, const char *extra_vals, const char *cond)
 {
 	sb_add(b, "INSERT INTO %s (", table);
@@ -274,24 +278,36 @@ static void sb_insert(struct sqlbuf *b, const char *table, const char *section, 
 
 		sb_add(b, zero ? "%scoalesce(j.value->>'%s', 0)" : "%sj.value->>'%s'", i ? ", " : "", cols[i].name);
 	}
-	sb_add(b, "%s FROM json_each(?1, '$.%s') j WHERE %s", extra_vals, section, cond);
+	sb_add(b, "%s FROM %s j WHERE %s", extra_vals, from, cond);
 }
 
-static int exec_changes(struct shstk_db *db, const char *sql, const char *json, uint64_t *ret_changes)
+/*
+ * Runs @sql with ?1 = @json and, where the statement has them, ?2 = @lo and
+ * ?3 = @hi; the rows it changed in *ret_changes (may be NULL).
+ */
+static int exec_bound(struct shstk_db *db, const char *sql, const char *json, int64_t lo, int64_t hi,
+		      uint64_t *ret_changes)
 {
 	sqlite3_stmt *st = NULL;
-	int rc;
+	int rc, n;
 
 	rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_error(db, rc);
-	rc = sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
+	n = sqlite3_bind_parameter_count(st);
+	rc = n >= 1 ? sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC) : SQLITE_OK;
+	if (rc == SQLITE_OK && n >= 3) {
+		rc = sqlite3_bind_int64(st, 2, lo);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int64(st, 3, hi);
+	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return db_error(db, rc);
-	*ret_changes = (uint64_t)sqlite3_changes64(db->conn);
+	if (ret_changes)
+		*ret_changes = (uint64_t)sqlite3_changes64(db->conn);
 	return 0;
 }
 
@@ -309,52 +325,128 @@ static int count_section(struct shstk_db *db, const char *json, const char *sect
 	return 0;
 }
 
-static int import_rows(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st)
+/*
+ * Runs and violations are merged BUNDLE_BATCH rows a transaction, so that
+ * a large bundle never holds the write lock for long: shstkd, which waits
+ * up to its busy timeout, records on between two batches.  A batch is
+ * idempotent (rows already present are skipped), so a bundle cut short by
+ * a crash is completed by importing it again.
+ */
+#define BUNDLE_BATCH 2000
+
+/* @sql over keys [0, n) of a staged section, a transaction per batch. */
+static int exec_batches(struct shstk_db *db, const char *sql, uint64_t n, uint64_t *ret_changes)
+{
+	uint64_t changes;
+	bool own;
+	int r = 0;
+
+	*ret_changes = 0;
+	for (uint64_t lo = 0; r >= 0 && lo < n; lo += BUNDLE_BATCH) {
+		r = shstk_db_tx_begin(db, &own);
+		if (r < 0)
+			return r;
+		r = exec_bound(db, sql, NULL, (int64_t)lo, (int64_t)(lo + BUNDLE_BATCH - 1), &changes);
+		r = shstk_db_tx_end(db, own, r);
+		if (r >= 0)
+			*ret_changes += changes;
+	}
+	return r;
+}
+
+/*
+ * The runs and violations sections as temp tables (key, value[, run_id]),
+ * read from the document once: the merge then looks rows up by key instead
+ * of walking the document again for every violation, which was quadratic.
+ * Temp tables are this connection's: staging takes no lock of the database.
+ */
+static int stage(struct shstk_db *db, const char *json)
+{
+	static const char *const sql[] = {
+		"DROP TABLE IF EXISTS temp.bundle_runs",
+		"DROP TABLE IF EXISTS temp.bundle_violations",
+		"CREATE TEMP TABLE bundle_runs (key INTEGER PRIMARY KEY, value TEXT NOT NULL, run_id INTEGER)",
+		"CREATE TEMP TABLE bundle_violations (key INTEGER PRIMARY KEY, value TEXT NOT NULL)",
+		"INSERT INTO temp.bundle_runs (key, value) SELECT key, value FROM json_each(?1, '$.runs')",
+		"INSERT INTO temp.bundle_violations (key, value) SELECT key, value FROM json_each(?1, '$.violations')",
+	};
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(sql); i++)
+		r = exec_bound(db, sql[i], json, 0, 0, NULL);
+	return r;
+}
+
+static void unstage(struct shstk_db *db)
+{
+	(void)exec_bound(db, "DROP TABLE IF EXISTS temp.bundle_runs", NULL, 0, 0, NULL);
+	(void)exec_bound(db, "DROP TABLE IF EXISTS temp.bundle_violations", NULL, 0, 0, NULL);
+}
+
+/* The same (identity, pid, start, source) is the same run. */
+#define SAME_RUN(r, v)                                                                                   \
+	r ".identity = " v "->>'identity' AND " r ".pid IS " v "->>'pid' AND " r ".started_us = " v \
+	"->>'started_us' AND " r ".source = " v "->>'source'"
+
+static int import_evidence(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st)
 {
 	struct sqlbuf b = {};
 	uint64_t total;
 	int r;
 
-	/* Runs: the same (identity, pid, start, source) is the same run. */
-	sb_insert(&b, "runs", "runs", run_cols, ELEMENTSOF(run_cols), ", object",
+	r = stage(db, json);
+	if (r < 0)
+		return r;
+	sb_insert(&b, "runs", "temp.bundle_runs", run_cols, ELEMENTSOF(run_cols), ", object",
 		  ", (SELECT id FROM objects o WHERE o.identity = j.value->>'identity' ORDER BY id LIMIT 1)",
-		  "NOT EXISTS (SELECT 1 FROM runs r WHERE r.identity = j.value->>'identity' "
-		  "AND r.pid IS j.value->>'pid' AND r.started_us = j.value->>'started_us' "
-		  "AND r.source = j.value->>'source')");
-	r = b.oom ? -ENOMEM : exec_changes(db, b.s, json, &st->runs);
+		  "j.key BETWEEN ?2 AND ?3 AND NOT EXISTS (SELECT 1 FROM runs r WHERE " SAME_RUN("r", "j.value") ")");
+	r = b.oom ? -ENOMEM : count_section(db, json, "runs", &total);
+	if (r >= 0)
+		r = exec_batches(db, b.s, total, &st->runs);
 	free(b.s);
 	b = (struct sqlbuf){};
-	if (r >= 0)
-		r = count_section(db, json, "runs", &total);
 	if (r < 0)
 		return r;
 	st->runs_known = total - st->runs;
+	/* Where each run of the bundle is now, for its violations. */
+	r = exec_bound(db,
+		       "UPDATE temp.bundle_runs SET run_id = (SELECT r.id FROM runs r WHERE " SAME_RUN("r", "value")
+		       " ORDER BY r.id LIMIT 1)",
+		       NULL, 0, 0, NULL);
+	if (r < 0)
+		return r;
 
 	/* Violations: same identity, pid, time, ip and ssp; "run" is an index
-	 * into the bundle's runs, found again by that run's key. */
-	sb_insert(&b, "violations", "violations", violation_cols, ELEMENTSOF(violation_cols), ", object, run",
+	 * into the bundle's runs. */
+	sb_insert(&b, "violations", "temp.bundle_violations", violation_cols, ELEMENTSOF(violation_cols),
+		  ", object, run",
 		  ", (SELECT id FROM objects o WHERE o.identity = j.value->>'identity' ORDER BY id LIMIT 1), "
-		  "(SELECT r.id FROM json_each(?1, '$.runs') jr JOIN runs r ON r.identity = jr.value->>'identity' "
-		  "AND r.pid IS jr.value->>'pid' AND r.started_us = jr.value->>'started_us' "
-		  "AND r.source = jr.value->>'source' WHERE jr.key = j.value->>'run' ORDER BY r.id LIMIT 1)",
-		  "NOT EXISTS (SELECT 1 FROM violations v WHERE v.identity IS j.value->>'identity' "
-		  "AND v.pid IS j.value->>'pid' AND v.time_us = j.value->>'time_us' "
+		  "(SELECT br.run_id FROM temp.bundle_runs br WHERE br.key = j.value->>'run')",
+		  "j.key BETWEEN ?2 AND ?3 AND NOT EXISTS (SELECT 1 FROM violations v WHERE v.identity IS "
+		  "j.value->>'identity' AND v.pid IS j.value->>'pid' AND v.time_us = j.value->>'time_us' "
 		  "AND v.ip IS j.value->>'ip' AND v.ssp IS j.value->>'ssp')");
-	r = b.oom ? -ENOMEM : exec_changes(db, b.s, json, &st->violations);
-	free(b.s);
-	b = (struct sqlbuf){};
+	r = b.oom ? -ENOMEM : count_section(db, json, "violations", &total);
 	if (r >= 0)
-		r = count_section(db, json, "violations", &total);
+		r = exec_batches(db, b.s, total, &st->violations);
+	free(b.s);
 	if (r < 0)
 		return r;
 	st->violations_known = total - st->violations;
+	return 0;
+}
 
-	/* Decisions: only where this machine has none; local decisions (and
-	 * the overrides behind them) always win. */
-	sb_insert(&b, "decisions", "decisions", decision_cols, ELEMENTSOF(decision_cols), ", object",
-		  ", (SELECT id FROM objects o WHERE o.identity = j.value->>'identity' ORDER BY id LIMIT 1)",
+static int import_decisions(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st)
+{
+	struct sqlbuf b = {};
+	uint64_t total;
+	int r;
+
+	/* Only where this machine has none; local decisions (and the
+	 * overrides behind them) always win. */
+	sb_insert(&b, "decisions", "json_each(?1, '$.decisions')", decision_cols, ELEMENTSOF(decision_cols),
+		  ", object", ", (SELECT id FROM objects o WHERE o.identity = j.value->>'identity' ORDER BY id LIMIT 1)",
 		  "NOT EXISTS (SELECT 1 FROM decisions d WHERE d.identity = j.value->>'identity')");
-	r = b.oom ? -ENOMEM : exec_changes(db, b.s, json, &st->decisions);
+	r = b.oom ? -ENOMEM : exec_bound(db, b.s, json, 0, 0, &st->decisions);
 	free(b.s);
 	if (r >= 0)
 		r = count_section(db, json, "decisions", &total);
@@ -364,33 +456,57 @@ static int import_rows(struct shstk_db *db, const char *json, struct shstk_db_bu
 	return 0;
 }
 
-int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *ret,
-			   char **ret_msg)
+int shstk_db_bundle_validate(struct shstk_db *db, const char *json, char **ret_msg)
 {
-	struct shstk_db_bundle_stats st = {};
 	char *msg = NULL;
-	bool own;
 	int r;
 
 	if (!db || !json)
 		return -EINVAL;
 	r = validate(db, json, &msg);
-	if (r < 0) {
-		if (ret_msg)
-			*ret_msg = msg;
-		else
-			free(msg);
-		return r;
-	}
-	/* Joins the caller's transaction if one is open (import marks and
-	 * re-decides in the same one), else is one of its own. */
+	if (ret_msg)
+		*ret_msg = msg;
+	else
+		free(msg);
+	return r;
+}
+
+int shstk_db_bundle_import_evidence(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st)
+{
+	int r;
+
+	if (!db || !json || !st)
+		return -EINVAL;
+	r = import_evidence(db, json, st);
+	unstage(db);
+	return r;
+}
+
+int shstk_db_bundle_import_decisions(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st)
+{
+	bool own;
+	int r;
+
+	if (!db || !json || !st)
+		return -EINVAL;
 	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	r = shstk_db_tx_end(db, own, import_rows(db, json, &st));
-	if (r < 0)
-		return r;
-	if (ret)
+	return shstk_db_tx_end(db, own, import_decisions(db, json, st));
+}
+
+int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *ret,
+			   char **ret_msg)
+{
+	struct shstk_db_bundle_stats st = {};
+	int r;
+
+	r = shstk_db_bundle_validate(db, json, ret_msg);
+	if (r >= 0)
+		r = shstk_db_bundle_import_evidence(db, json, &st);
+	if (r >= 0)
+		r = shstk_db_bundle_import_decisions(db, json, &st);
+	if (r >= 0 && ret)
 		*ret = st;
-	return 0;
+	return r;
 }

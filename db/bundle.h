@@ -44,15 +44,32 @@ struct shstk_db_bundle_stats {
 };
 
 /*
- * Merges bundle @json into @db in one transaction (the caller's, if one is
- * open: shstk_db_tx_begin()): a run or violation that
- * is already present (same identity, pid, start or time, ip, ssp) is not
- * added twice; a decision is added only for an identity without a local
- * decision, so local decisions and overrides are never overwritten.
+ * Importing is three steps, in this order:
+ *
+ * Validate: every field of every section, before anything is written.
  * -EBADMSG when the text is not a bundle or a row is malformed, with
- * "runs[3]: started_us is not an integer" style detail in *ret_msg (free
- * it; may be NULL); then nothing was changed.
+ * "runs[3]: started_us is missing or not an integer" style detail in
+ * *ret_msg (free it; may be NULL).
  */
+int shstk_db_bundle_validate(struct shstk_db *db, const char *json, char **ret_msg);
+/*
+ * Evidence: runs and violations of a validated bundle, a run or violation
+ * already present (same identity, pid, start or time, ip, ssp) not added
+ * twice.  In short transactions of its own, so that other writers (shstkd)
+ * go on recording during a large import: call it outside a transaction.
+ * Killed half-way, importing the bundle again completes it.  Linear in the
+ * size of the bundle.
+ */
+int shstk_db_bundle_import_evidence(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st);
+/*
+ * Decisions of a validated bundle, added only for identities without a
+ * local decision, so local decisions and overrides are never overwritten.
+ * In the caller's transaction if one is open (shstk_db_tx_begin()), so that
+ * the caller can mark and re-decide in the same one.
+ */
+int shstk_db_bundle_import_decisions(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st);
+
+/* The three steps above; *ret only on success. */
 int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *ret,
 			   char **ret_msg);
 
