@@ -284,26 +284,31 @@ int shstk_db_schema_version(struct shstk_db *db)
  */
 static int check_ours(struct shstk_db *db)
 {
-	int64_t id = 0, v = 0, tables = 0, ours = 0;
+	/* One statement, one snapshot: read apart, the version and the
+	 * tables of a database another process is creating can disagree. */
+	static const char sql[] =
+		"SELECT (SELECT application_id FROM pragma_application_id) != 0, "
+		"(SELECT application_id FROM pragma_application_id) = " STRINGIFY(SHSTK_DB_APPLICATION_ID) ", "
+		"(SELECT user_version FROM pragma_user_version), "
+		"(SELECT count(*) FROM sqlite_schema), "
+		"(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+		"name IN ('meta', 'scans', 'objects', 'verdicts'))";
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int64_t v, tables, ours;
 	int r;
 
-	r = query_int(db, "PRAGMA application_id", &id);
-	if (r < 0)
-		return r;
-	if (id == (int32_t)SHSTK_DB_APPLICATION_ID)
+	r = db_prepare(db, sql, &st);
+	if (r >= 0)
+		r = db_step_row(db, st);
+	if (r <= 0)
+		return r < 0 ? r : -EIO;
+	if (sqlite3_column_int(st, 1))
 		return 0;
-	if (id != 0)
+	if (sqlite3_column_int(st, 0))
 		return -EMEDIUMTYPE;
-	r = query_int(db, "PRAGMA user_version", &v);
-	if (r >= 0)
-		r = query_int(db, "SELECT count(*) FROM sqlite_schema", &tables);
-	if (r >= 0)
-		r = query_int(db,
-			      "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-			      "name IN ('meta', 'scans', 'objects', 'verdicts')",
-			      &ours);
-	if (r < 0)
-		return r;
+	v = sqlite3_column_int64(st, 2);
+	tables = sqlite3_column_int64(st, 3);
+	ours = sqlite3_column_int64(st, 4);
 	if (v == 0 && tables == 0)
 		return 0;
 	if (v >= 1 && v <= 4 && ours == 4)
@@ -390,6 +395,26 @@ static int mkdir_parents(const char *path)
  * requirement is kill -9 safety with a clean integrity_check, and a scan
  * can always be redone, so the per-commit fsync of FULL is not worth it.
  */
+/*
+ * PRAGMA journal_mode = WAL, waiting for other connections as a write
+ * would.  On a database still in rollback mode (a new one, which another
+ * process is opening at the same moment) the switch needs the exclusive
+ * lock, and SQLite answers "database is locked" at once instead of calling
+ * the busy handler: two scans started together on a new database failed
+ * that way.  Once the file is in WAL mode the pragma takes no lock.
+ */
+static int set_wal(struct shstk_db *db)
+{
+	int r;
+
+	for (int waited_ms = 0;; waited_ms += 10) {
+		r = exec(db, "PRAGMA journal_mode = WAL");
+		if (r != -EBUSY || waited_ms >= 5000)
+			return r;
+		(void)nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+}
+
 static int configure(struct shstk_db *db)
 {
 	int r;
@@ -397,7 +422,7 @@ static int configure(struct shstk_db *db)
 	r = exec(db, "PRAGMA foreign_keys = ON");
 	if (r < 0 || db->readonly)
 		return r;
-	r = exec(db, "PRAGMA journal_mode = WAL");
+	r = set_wal(db);
 	if (r >= 0)
 		r = exec(db, "PRAGMA synchronous = NORMAL");
 	/* The default 2 MiB page cache spills dirty pages of a scan's batch

@@ -16,6 +16,9 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* A macro's value as a string literal. */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 static inline void shstk_freep(void *p)
 {
