@@ -467,6 +467,16 @@ static int flush_verdicts(struct closure_ctx *k)
 	if (n > 1)
 		qsort(k->pending, n, sizeof(*k->pending), cmp_verdict);
 	r = shstk_db_verdicts_insert(k->c->db, k->pending, n);
+	/* Another scan of this database found the same executables without a
+	 * verdict and stored some first (the statement failed whole: OR FAIL
+	 * keeps only the rows before the conflict, replaced below anyway).
+	 * Its verdicts are of the same files: ours replace them, one by one. */
+	if (r == -EEXIST) {
+		r = 0;
+		for (size_t i = 0; r >= 0 && i < n; i++)
+			r = shstk_db_verdict_replace(k->c->db, k->pending[i].object, k->pending[i].closure_set,
+						     &k->pending[i]);
+	}
 	for (size_t i = 0; r >= 0 && i < n; i++)
 		r = scan_batch_tick(k->c);
 	return r;
