@@ -22,6 +22,7 @@
 #include "deps.h"
 #include "hashmap.h"
 #include "ldcache.h"
+#include "risk.h"
 #include "rootpath.h"
 
 /* ld.so.conf "include" nesting we follow (glibc has no limit; a loop would hang it). */
@@ -81,7 +82,7 @@ struct fid {
 struct objbox {
 	struct shstk_object o;
 	struct fid id;
-	int8_t jit; /* is_jit(): -1 until first asked */
+	int8_t jit; /* shstk_object_is_jit(): -1 until first asked */
 };
 
 /* The part of a search that does not depend on the requester: ld.so.cache
@@ -1174,16 +1175,12 @@ static const struct abi *abi_for(struct shstk_resolver *r, const struct shstk_ob
 
 /* Asked for every entry of every closure: answered once per object (the
  * box is the resolver's, only the const view of it is handed out). */
-static bool is_jit(const struct shstk_object *o)
+bool shstk_object_is_jit(const struct shstk_object *o)
 {
 	struct objbox *b = (struct objbox *)o;
-	const char *base;
 
-	if (b->jit < 0) {
-		base = strrchr(o->path, '/');
-		b->jit = (o->error == 0 && o->info.soname && shstk_soname_is_jit(o->info.soname)) ||
-			 shstk_soname_is_jit(base ? base + 1 : o->path);
-	}
+	if (b->jit < 0)
+		b->jit = shstk_risk_is_jit(o->error == 0 ? o->info.soname : NULL, o->path);
 	return b->jit;
 }
 
@@ -1497,7 +1494,7 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 	}
 	decide(&cl);
 	for (size_t i = 1; i < cl.n; i++)
-		if (cl.entries[i].obj && is_jit(cl.entries[i].obj))
+		if (cl.entries[i].obj && shstk_object_is_jit(cl.entries[i].obj))
 			cl.risks |= SHSTK_RISK_JIT;
 	ctx_done(&c);
 	*ret = cl;

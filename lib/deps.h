@@ -119,6 +119,10 @@ int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct 
  */
 int shstk_resolver_ldcache_status(const struct shstk_resolver *r, const char **ret_msg);
 
+/* Is @o (an object of a resolver) a known JIT runtime, by its DT_SONAME or
+ * its file name (shstk_risk_is_jit())?  Memoized in the resolver. */
+bool shstk_object_is_jit(const struct shstk_object *o);
+
 /* Computes the closure and verdict of the object at @path.  Free with shstk_closure_done().
  * Entries point into the resolver's memo: free closures before the resolver.
  * Every DT_NEEDED of every loaded object is an entry; a name answered by an

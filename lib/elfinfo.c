@@ -12,7 +12,6 @@
 #include <byteswap.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -44,6 +43,7 @@ struct reader {
 	bool swap; /* the file's byte order is not ours */
 	bool is64;
 	struct shstk_err *err;
+	const char *path; /* for the JIT check by file name; NULL for an image in memory */
 	uint64_t phoff;
 	GElf_Phdr *ph;
 	size_t phnum;
@@ -1164,7 +1164,7 @@ static void classify(struct reader *r)
 	if (r->phnum > 0 && (info->e_type == ET_EXEC || info->e_type == ET_DYN) &&
 	    (info->exec_stack || !info->has_gnu_stack))
 		info->risks |= SHSTK_RISK_EXECSTACK;
-	if (info->soname && shstk_soname_is_jit(info->soname))
+	if (shstk_risk_is_jit(info->soname, r->path))
 		info->risks |= SHSTK_RISK_JIT;
 	for (size_t i = 0; i < info->n_needed; i++)
 		if (shstk_soname_is_jit(info->needed[i]))
@@ -1227,11 +1227,11 @@ static int parse(struct reader *r)
 }
 
 /* The image @buf of @len bytes; with @lz, only its first chunk is loaded yet. */
-static int read_image(const void *buf, size_t len, struct lazy *lz, struct shstk_elf_info *ret,
+static int read_image(const void *buf, size_t len, struct lazy *lz, const char *path, struct shstk_elf_info *ret,
 		      struct shstk_err *err)
 {
 	struct shstk_elf_info info = {};
-	struct reader r = { .img = buf, .size = len, .lz = lz, .err = err, .info = &info };
+	struct reader r = { .img = buf, .size = len, .lz = lz, .err = err, .path = path, .info = &info };
 	const uint8_t *id = buf;
 	int k;
 
@@ -1287,7 +1287,7 @@ static int read_image(const void *buf, size_t len, struct lazy *lz, struct shstk
 int shstk_elf_read_mem(const void *buf, size_t len, struct shstk_elf_info *ret,
 		       struct shstk_err *err)
 {
-	return read_image(buf, len, NULL, ret, err);
+	return read_image(buf, len, NULL, NULL, ret, err);
 }
 
 /* A read that failed or came up short: the file shrank since fstat(). */
@@ -1301,7 +1301,7 @@ static int read_failed(struct shstk_err *err, size_t size, uint64_t at, int k)
 	return -EIO;
 }
 
-static int read_whole(int fd, size_t size, struct shstk_elf_info *ret, struct shstk_err *err)
+static int read_whole(int fd, size_t size, const char *path, struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	uint8_t buf[READ_WHOLE_MAX];
 	size_t got;
@@ -1311,12 +1311,12 @@ static int read_whole(int fd, size_t size, struct shstk_elf_info *ret, struct sh
 	k = shstk_pread_full(fd, buf, size, 0, &got);
 	if (k < 0)
 		return read_failed(err, size, got, k);
-	return read_image(buf, size, NULL, ret, err);
+	return read_image(buf, size, NULL, path, ret, err);
 }
 
 /* A file larger than READ_WHOLE_MAX; its first @head_len bytes are @head. */
-static int read_lazy(int fd, size_t size, const void *head, size_t head_len, struct shstk_elf_info *ret,
-		     struct shstk_err *err)
+static int read_lazy(int fd, size_t size, const void *head, size_t head_len, const char *path,
+		     struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	size_t words = (size / LAZY_CHUNK + 1 + 63) / 64;
 	struct lazy lz = { .fd = fd, .size = size };
@@ -1336,7 +1336,7 @@ static int read_lazy(int fd, size_t size, const void *head, size_t head_len, str
 		memcpy(lz.buf, head, head_len);
 	for (size_t c = 0; c < head_len / LAZY_CHUNK; c++)
 		lz.loaded[c / 64] |= 1ull << (c % 64);
-	k = lazy_load(&lz, 0, size < LAZY_CHUNK ? size : LAZY_CHUNK) ? read_image(lz.buf, size, &lz, ret, err) : 0;
+	k = lazy_load(&lz, 0, size < LAZY_CHUNK ? size : LAZY_CHUNK) ? read_image(lz.buf, size, &lz, path, ret, err) : 0;
 	if (lz.error) {
 		/* Whatever the parser made of it, part of the file was missing. */
 		if (k == 0)
@@ -1348,20 +1348,9 @@ static int read_lazy(int fd, size_t size, const void *head, size_t head_len, str
 	return k;
 }
 
-static void jit_by_name(const char *path, struct shstk_elf_info *ret)
-{
-	if (path && !(ret->risks & SHSTK_RISK_JIT)) {
-		const char *base = strrchr(path, '/');
-
-		if (shstk_soname_is_jit(base ? base + 1 : path))
-			ret->risks |= SHSTK_RISK_JIT;
-	}
-}
-
 int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	struct stat st;
-	int k;
 
 	if (fstat(fd, &st) < 0)
 		return negerrno();
@@ -1372,19 +1361,14 @@ int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, stru
 	if ((uint64_t)st.st_size > SIZE_MAX)
 		return -EFBIG;
 	if (st.st_size <= READ_WHOLE_MAX)
-		k = read_whole(fd, (size_t)st.st_size, ret, err);
-	else
-		k = read_lazy(fd, (size_t)st.st_size, NULL, 0, ret, err);
-	if (k == 0)
-		jit_by_name(path, ret);
-	return k;
+		return read_whole(fd, (size_t)st.st_size, path, ret, err);
+	return read_lazy(fd, (size_t)st.st_size, NULL, 0, path, ret, err);
 }
 
 int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_len, const char *path,
 			   struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	size_t want = size < READ_WHOLE_MAX ? size : READ_WHOLE_MAX;
-	int k;
 
 	if (!head || head_len > want)
 		return -EINVAL;
@@ -1393,12 +1377,8 @@ int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_le
 	if (size < SELFMAG || !shstk_elf_magic_ok(head, head_len))
 		return -ENOEXEC;
 	if (size <= READ_WHOLE_MAX)
-		k = read_image(head, size, NULL, ret, err);
-	else
-		k = read_lazy(fd, size, head, head_len, ret, err);
-	if (k == 0)
-		jit_by_name(path, ret);
-	return k;
+		return read_image(head, size, NULL, path, ret, err);
+	return read_lazy(fd, size, head, head_len, path, ret, err);
 }
 
 static void free_strv(char **v, size_t n)
@@ -1486,38 +1466,4 @@ uint32_t shstk_risk_from_name(const char *name)
 		if (strcmp(name, risk_names[i]) == 0)
 			return 1u << i;
 	return 0;
-}
-
-/*
- * Sonames (or file names) of runtimes that generate code and manage their
- * own stacks.  libjavascriptcoregtk (WebKit's JavaScriptCore) is added to
- * the brief's list: it is a JIT of the same kind.
- */
-/* Each pattern with the length of its literal prefix (before the first '*'). */
-#define JIT_PATTERN(lit, glob) { lit glob, sizeof(lit) - 1 }
-static const struct {
-	const char *pattern;
-	size_t literal;
-} jit_patterns[] = {
-	JIT_PATTERN("libnode.so", "*"),   JIT_PATTERN("libv8.so", "*"),       JIT_PATTERN("libmozjs.so", "*"),
-	JIT_PATTERN("libmozjs-", "*.so*"), JIT_PATTERN("libluajit.so", "*"),  JIT_PATTERN("libluajit-", "*.so*"),
-	JIT_PATTERN("libpypy", "*-c.so*"), JIT_PATTERN("libjvm.so", "*"),     JIT_PATTERN("libcoreclr.so", "*"),
-	JIT_PATTERN("libjavascriptcoregtk-", "*.so*"),
-};
-#undef JIT_PATTERN
-
-/*
- * fnmatch() only where a pattern's literal prefix matches: the resolver
- * asks this for every object of every closure, and ten fnmatch() calls
- * each were 13% of a scan's instructions.
- */
-bool shstk_soname_is_jit(const char *soname)
-{
-	if (!soname)
-		return false;
-	for (size_t i = 0; i < ELEMENTSOF(jit_patterns); i++)
-		if (strncmp(soname, jit_patterns[i].pattern, jit_patterns[i].literal) == 0 &&
-		    fnmatch(jit_patterns[i].pattern, soname, FNM_PATHNAME) == 0)
-			return true;
-	return false;
 }

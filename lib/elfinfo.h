@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "risk.h"
 #include "util.h"
 
 #define SHSTK_GNU_PROPERTY_X86_FEATURE_1_AND 0xc0000002u
@@ -90,7 +91,8 @@ static inline bool shstk_elf_is_shstk(const struct shstk_elf_info *i)
 /*
  * Reads an ELF file from an open descriptor with pread(), never mmap(): a
  * file that shrinks meanwhile is -EIO with a message, not a SIGBUS.  Only
- * the parts that are parsed are read.  @path is only used for messages.
+ * the parts that are parsed are read.  @path (may be NULL) only serves to
+ * recognise a JIT runtime by its file name (shstk_risk_is_jit()).
  *
  * Returns 0 on success and fills @ret (free with shstk_elf_info_done());
  * -ENOEXEC if the file is not ELF at all (no message: this is the common case
@@ -131,9 +133,5 @@ const char *shstk_mark_source_name(enum shstk_mark_source s);
 char *shstk_risks_format(uint32_t risks, char *buf, size_t buflen);
 /* Parses one risk name; returns the bit or 0. */
 uint32_t shstk_risk_from_name(const char *name);
-
-/* Is @soname one of the known JIT runtime libraries (libnode, libv8, libmozjs,
- * libluajit, libpypy*-c, libjvm, libcoreclr, ...)? */
-bool shstk_soname_is_jit(const char *soname);
 
 #endif
