@@ -7,10 +7,13 @@
 /*
  * The library is built without coverage instrumentation (tests/fuzz/meson.build
  * only instruments this file), which would leave libFuzzer blind: compile the
- * auditor into this unit so its branches guide the search.  The archive's copy
- * is then never pulled in, as every symbol is already defined here.
+ * auditor into this unit so its branches guide the search, and the risk
+ * judging it calls on the file's strings (the .dynstr search is risk.c's).
+ * The archive's copies are then never pulled in, as every symbol is already
+ * defined here.
  */
 #include "../../lib/elfinfo.c"
+#include "../../lib/risk.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

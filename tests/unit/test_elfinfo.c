@@ -861,17 +861,6 @@ static void test_elfinfo_names(void **state)
 	assert_string_equal(shstk_build_id_hex(id, 0, buf, sizeof(buf)), "");
 	/* Too small a buffer: whole bytes only, always terminated. */
 	assert_string_equal(shstk_build_id_hex(id, sizeof(id), buf, 6), "00ab");
-
-	assert_string_equal(shstk_risks_format(0, buf, sizeof(buf)), "");
-	assert_string_equal(shstk_risks_format(SHSTK_RISK_CONTEXT | SHSTK_RISK_LONGJMP, buf, sizeof(buf)),
-			    "context,longjmp");
-	assert_string_equal(shstk_risks_format(SHSTK_RISK_ALL, buf, sizeof(buf)),
-			    "context,longjmp,execstack,textrel,jit");
-	assert_string_equal(shstk_risks_format(SHSTK_RISK_ALL, buf, 16), "context,longjmp");
-	for (uint32_t bit = 1; bit & SHSTK_RISK_ALL; bit <<= 1)
-		assert_int_equal(shstk_risk_from_name(shstk_risks_format(bit, buf, sizeof(buf))), bit);
-	assert_int_equal(shstk_risk_from_name("nonsense"), 0);
-	assert_int_equal(shstk_risk_from_name(NULL), 0);
 }
 
 int main(void)
