@@ -223,14 +223,6 @@ static int cet_check(void)
 
 /* ---- tracee facts ------------------------------------------------------------ */
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* The target of /proc/PID/exe ("" when unreadable). */
 static void exe_path(pid_t pid, char *buf, size_t len)
 {
@@ -352,7 +344,7 @@ static struct task *task_add(struct verify_state *s, pid_t tid, pid_t tgid, bool
 		s->cap_tasks = cap;
 	}
 	t = &s->tasks[s->n_tasks++];
-	*t = (struct task){ .tid = tid, .tgid = tgid, .run_pending = run_pending, .run_start_us = now_us() };
+	*t = (struct task){ .tid = tid, .tgid = tgid, .run_pending = run_pending, .run_start_us = shstk_clock_us(CLOCK_REALTIME) };
 	return t;
 }
 
@@ -445,7 +437,7 @@ static void run_end(struct verify_state *s, struct task *t, int status)
 
 	if (!t->run)
 		return;
-	r = shstk_record_run_end(s->db, t->run, now_us(), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+	r = shstk_record_run_end(s->db, t->run, shstk_clock_us(CLOCK_REALTIME), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
 				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	if (r < 0 && r != -EALREADY)
 		db_failed(s, r, "the end of a run");
@@ -488,7 +480,7 @@ static void on_cperr(struct verify_state *s, struct task *t)
 	exe_path(t->tgid, v.exe, sizeof(v.exe));
 	o = (struct shstk_violation_obs){
 		.source = SHSTK_SRC_PTRACE,
-		.time_us = now_us(),
+		.time_us = shstk_clock_us(CLOCK_REALTIME),
 		.pid = t->tgid,
 		.tid = t->tid,
 		.comm = comm,
@@ -535,7 +527,7 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	for (long i = 0; i < count; i++) {
 		o = (struct shstk_violation_obs){
 			.source = SHSTK_SRC_PTRACE,
-			.time_us = now_us() + i,
+			.time_us = shstk_clock_us(CLOCK_REALTIME) + i,
 			.pid = t->tgid,
 			.tid = t->tid,
 			.comm = comm,
@@ -614,7 +606,7 @@ static void on_stop(struct verify_state *s, pid_t tid, int status)
 		 * (it violated) is superseded by the new run. */
 		t->run = 0;
 		t->run_pending = true;
-		t->run_start_us = now_us();
+		t->run_start_us = shstk_clock_us(CLOCK_REALTIME);
 		break;
 	case PTRACE_EVENT_EXIT:
 		on_exit_stop(s, t);

@@ -194,7 +194,7 @@ static int apply(const char *cmd, const struct override_opts *o, struct shstk_db
 					  .reason = o->reason,
 					  .user = user,
 					  .uid = uid,
-					  .time_us = admin_now_us(),
+					  .time_us = shstk_clock_us(CLOCK_REALTIME),
 				  },
 				  &id);
 	if (r < 0)
