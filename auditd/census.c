@@ -15,50 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procstatus.h"
 #include "shstkd.h"
 
-/* The value after the key, without the blanks around it (the kernel ends
- * x86_Thread_features: with a space after each name). */
-static void value_of(const char *line, size_t keylen, char *out, size_t size)
-{
-	const char *v = line + keylen;
-	size_t n;
-
-	while (*v == ' ' || *v == '\t')
-		v++;
-	n = strcspn(v, "\n");
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
-	snprintf(out, size, "%.*s", (int)n, v);
-}
-
-/* Reads one status file; the violation count is added to *violations. */
-static int read_status(const char *path, struct shstk_census_entry *e, int64_t *violations, bool main_thread)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char line[512];
-
-	if (!f)
-		return negerrno();
-	while (fgets(line, sizeof(line), f)) {
-		long long v;
-
-		if (main_thread && strncmp(line, "Name:", 5) == 0)
-			value_of(line, 5, e->comm, sizeof(e->comm));
-		else if (main_thread && strncmp(line, "x86_Thread_features:", 20) == 0) {
-			value_of(line, 20, e->features, sizeof(e->features));
-			e->has_fields = true;
-		} else if (main_thread && strncmp(line, "x86_Thread_features_locked:", 27) == 0)
-			value_of(line, 27, e->locked, sizeof(e->locked));
-		else if (sscanf(line, "x86_Thread_shstk_violations: %lld", &v) == 1)
-			*violations = (*violations < 0 ? 0 : *violations) + v;
-	}
-	return 0;
-}
-
+/* Sums the violation counts of @pid's threads into e->violations (-1 if
+ * no thread shows one). */
 static void count_threads(pid_t pid, struct shstk_census_entry *e)
 {
-	char path[512];
+	char path[64];
 	DIR *dir;
 	struct dirent *de;
 
@@ -68,10 +32,12 @@ static void count_threads(pid_t pid, struct shstk_census_entry *e)
 		return;
 	e->violations = -1;
 	while ((de = readdir(dir))) {
+		struct shstk_proc_status st;
+
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, de->d_name);
-		(void)read_status(path, e, &e->violations, false);
+		if (shstk_proc_status_read(pid, (pid_t)atoi(de->d_name), &st) == 0 && st.violations >= 0)
+			e->violations = (e->violations < 0 ? 0 : e->violations) + st.violations;
 	}
 	closedir(dir);
 }
@@ -86,8 +52,8 @@ int shstk_census(int (*cb)(const struct shstk_census_entry *e, void *ud), void *
 		return negerrno();
 	while (r >= 0 && (de = readdir(dir))) {
 		struct shstk_census_entry *e;
+		struct shstk_proc_status st;
 		char path[512];
-		int64_t unused = -1;
 		ssize_t n;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
@@ -99,8 +65,11 @@ int shstk_census(int (*cb)(const struct shstk_census_entry *e, void *ud), void *
 		}
 		e->pid = (pid_t)atoi(de->d_name);
 		e->violations = -1;
-		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
-		if (read_status(path, e, &unused, true) == 0) {
+		if (shstk_proc_status_read(e->pid, 0, &st) == 0) {
+			snprintf(e->comm, sizeof(e->comm), "%s", st.name);
+			snprintf(e->features, sizeof(e->features), "%s", st.features);
+			snprintf(e->locked, sizeof(e->locked), "%s", st.locked);
+			e->has_fields = st.has_features;
 			count_threads(e->pid, e);
 			snprintf(path, sizeof(path), "/proc/%s/exe", de->d_name);
 			n = readlink(path, e->exe, sizeof(e->exe) - 1);

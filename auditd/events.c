@@ -89,15 +89,15 @@ static void end_run(struct shstkd *d, pid_t pid, int64_t run, const char *identi
 	int status, r;
 
 	if (exit_status_of(pid, &status) == 0)
-		r = shstk_record_run_end(d->db, run, shstkd_now_us(), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+		r = shstk_record_run_end(d->db, run, shstk_clock_us(CLOCK_REALTIME), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
 					 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	else
-		r = shstk_db_run_end(d->db, run, shstkd_now_us(), false, 0, 0);
+		r = shstk_db_run_end(d->db, run, shstk_clock_us(CLOCK_REALTIME), false, 0, 0);
 	if (r < 0 && r != -EALREADY)
 		shstkd_log(d, LOG_WARNING, "run %lld (pid %d): cannot record its end: %s", (long long)run, (int)pid,
 			   strerror(-r));
 	/* A clean run may promote the binary: publish only if it did. */
-	r = shstk_decide_identity(d->db, d->policy, identity, shstkd_now_us(), &changed);
+	r = shstk_decide_identity(d->db, d->policy, identity, shstk_clock_us(CLOCK_REALTIME), &changed);
 	if (r < 0)
 		shstkd_log(d, LOG_WARNING, "%s: cannot decide: %s", identity, strerror(-r));
 	if (changed)
@@ -173,7 +173,7 @@ static void handle_start(struct shstkd *d, const struct shstk_event *ev, pid_t p
 	n = readlink(exe_link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
 	o.source = "preload";
-	o.time_us = shstkd_now_us();
+	o.time_us = shstk_clock_us(CLOCK_REALTIME);
 	o.pid = pid;
 	o.identity = identity;
 	o.exe = n > 0 ? exe : NULL;

@@ -28,6 +28,7 @@
 #include "config.h"
 #include "coredump.h"
 #include "policy.h"
+#include "util.h"
 
 struct dest {
 	int fd;          /* -1: nowhere (no previous pattern, or RLIMIT_CORE 0) */
@@ -176,13 +177,11 @@ static void unescape_path(char *p)
 static int64_t core_time_us(const char *t)
 {
 	int64_t sec = t ? (int64_t)strtoll(t, NULL, 10) : 0;
-	struct timespec ts;
 	int64_t now;
 
 	if (sec <= 0 || sec > INT64_MAX / 1000000 - 1)
 		return 0; /* the recorder takes the current time */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	now = shstk_clock_us(CLOCK_REALTIME);
 	if (now < sec * 1000000)
 		return sec * 1000000;
 	if (now >= (sec + 1) * 1000000)

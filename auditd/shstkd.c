@@ -55,19 +55,6 @@ static int sd_watchdog_enabled(int unset, uint64_t *usec)
 #define META_CORE_SAVED "coredump.saved_pattern"
 #define HELPER_PATH SHSTK_LIBEXECDIR "/shstk-coredump"
 
-static int64_t clock_us(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int64_t shstkd_now_us(void)
-{
-	return clock_us(CLOCK_REALTIME);
-}
-
 void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...)
 {
 	char msg[1024];
@@ -100,7 +87,7 @@ static void arm_timer(struct shstkd *d)
 	uint64_t wd;
 
 	if (sd_watchdog_enabled(0, &wd) > 0) {
-		int64_t w = clock_us(CLOCK_MONOTONIC) + (int64_t)wd / 2;
+		int64_t w = shstk_clock_us(CLOCK_MONOTONIC) + (int64_t)wd / 2;
 
 		if (w < deadline)
 			deadline = w;
@@ -116,7 +103,7 @@ static void arm_timer(struct shstkd *d)
 
 void shstkd_request_publish(struct shstkd *d)
 {
-	shstk_publisher_request(&d->pub, clock_us(CLOCK_MONOTONIC));
+	shstk_publisher_request(&d->pub, shstk_clock_us(CLOCK_MONOTONIC));
 	arm_timer(d);
 }
 
@@ -124,13 +111,13 @@ static void publish_now(struct shstkd *d)
 {
 	struct shstk_err err = { "" };
 	uint64_t gen = 0;
-	int64_t now = clock_us(CLOCK_MONOTONIC);
+	int64_t now = shstk_clock_us(CLOCK_MONOTONIC);
 	int r;
 
 	if (d->dirty_all) {
 		struct shstk_decide_stats st;
 
-		r = shstk_decide_all(d->db, d->policy, shstkd_now_us(), &st);
+		r = shstk_decide_all(d->db, d->policy, shstk_clock_us(CLOCK_REALTIME), &st);
 		if (r < 0)
 			shstkd_log(d, LOG_ERR, "decisions: %s: %s", strerror(-r), shstk_db_errmsg(d->db));
 		else
@@ -206,7 +193,7 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 	}
 	d->n_violations += created;
 	log_violation(d, o, via, id, created);
-	r = shstk_decide_violation(d->db, d->policy, id, shstkd_now_us(), &changed);
+	r = shstk_decide_violation(d->db, d->policy, id, shstk_clock_us(CLOCK_REALTIME), &changed);
 	if (r < 0)
 		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));
 	if (changed)
@@ -257,7 +244,7 @@ static void sig_ready(struct shstkd *d, struct shstkd_watch *w)
 
 	while (read(w->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIi64, clock_us(CLOCK_MONOTONIC));
+			sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIi64, shstk_clock_us(CLOCK_MONOTONIC));
 			reload_policy(d);
 			sd_notify(0, "READY=1");
 		} else if (si.ssi_signo == SIGUSR1) {
@@ -277,7 +264,7 @@ static void timer_ready(struct shstkd *d, struct shstkd_watch *w)
 	(void)read(w->fd, &n, sizeof(n));
 	if (sd_watchdog_enabled(0, NULL) > 0)
 		sd_notify(0, "WATCHDOG=1");
-	if (shstk_publisher_due(&d->pub, clock_us(CLOCK_MONOTONIC)))
+	if (shstk_publisher_due(&d->pub, shstk_clock_us(CLOCK_MONOTONIC)))
 		publish_now(d);
 	arm_timer(d);
 }
@@ -417,7 +404,7 @@ static int run(struct shstkd *d)
 	}
 	if (read_boot_id(d->boot_id, sizeof(d->boot_id)) < 0)
 		snprintf(d->boot_id, sizeof(d->boot_id), "unknown");
-	d->boot_us = clock_us(CLOCK_REALTIME) - clock_us(CLOCK_MONOTONIC);
+	d->boot_us = shstk_clock_us(CLOCK_REALTIME) - shstk_clock_us(CLOCK_MONOTONIC);
 	shstk_publisher_init(&d->pub, 0, 0, 0);
 	r = setup_loop(d);
 	if (r < 0) {

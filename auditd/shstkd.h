@@ -70,7 +70,6 @@ _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...)
 void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const char *via);
 /* Re-decides everything and asks for a publication. */
 void shstkd_request_publish(struct shstkd *d);
-int64_t shstkd_now_us(void);
 int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
 
 int shstkd_kmsg_open(struct shstkd *d);

@@ -16,6 +16,7 @@
 
 #include "parse-audit.h"
 #include "parse-kmsg.h"
+#include "procstatus.h"
 #include "shstkd.h"
 
 #define META_KMSG "kmsg.position"
@@ -50,20 +51,11 @@ static void save_position(struct shstkd *d, uint64_t seq)
 /* Replaces the thread id the line names by its thread group's, while /proc knows it. */
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], line[256];
-	_cleanup_fclose_ FILE *f = NULL;
+	struct shstk_proc_status st;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (shstk_proc_status_read(tid, 0, &st) < 0 || st.tgid < 0)
 		return tid;
-	while (fgets(line, sizeof(line), f)) {
-		int v;
-
-		if (sscanf(line, "Tgid: %d", &v) == 1)
-			return v;
-	}
-	return tid;
+	return st.tgid;
 }
 
 static void handle_record(struct shstkd *d, const char *buf, size_t n)

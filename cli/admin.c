@@ -17,14 +17,6 @@
 
 #define POLICY_PATH SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME
 
-int64_t admin_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 int admin_open_db_rw_or_log(const struct shstkctl *ctl, struct shstk_db **ret)
 {
 	if (access(shstkctl_db_path(ctl), F_OK) < 0 && errno == ENOENT)
@@ -108,7 +100,7 @@ int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *d
 	const char *al = allowlist ? allowlist : ap->p->allowlist;
 	int r;
 
-	r = shstk_decide_all(db, ap->p, admin_now_us(), &st);
+	r = shstk_decide_all(db, ap->p, shstk_clock_us(CLOCK_REALTIME), &st);
 	if (r < 0)
 		return shstkctl_error_errno(r, "re-deciding (database %s%s%s)", shstkctl_db_path(ctl),
 					    shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));

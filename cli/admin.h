@@ -51,8 +51,6 @@ int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret);
 /* The user running the command: name (or "uid N") and uid. */
 void admin_user(char *buf, size_t len, int64_t *ret_uid);
 
-int64_t admin_now_us(void);
-
 /*
  * Re-decides every executable and publishes the allowlist at @allowlist
  * (NULL: the policy's).  Prints a one-line summary unless quiet, errors once.

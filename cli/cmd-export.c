@@ -46,7 +46,6 @@ static void help(void)
 static int provenance(const struct shstkctl *ctl, char **ret)
 {
 	char host[HOST_NAME_MAX + 1] = "";
-	struct timespec ts;
 	size_t len = 0;
 	char *buf = NULL;
 	FILE *f;
@@ -56,11 +55,10 @@ static int provenance(const struct shstkctl *ctl, char **ret)
 	if (!f)
 		return -ENOMEM;
 	(void)gethostname(host, sizeof(host) - 1);
-	clock_gettime(CLOCK_REALTIME, &ts);
 	json_begin(&j, f);
 	json_object_open(&j);
 	json_kv_string(&j, "host", host);
-	json_kv_int(&j, "time_us", (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+	json_kv_int(&j, "time_us", shstk_clock_us(CLOCK_REALTIME));
 	json_kv_string(&j, "tool", "shstkctl " SHSTK_VERSION);
 	json_kv_string(&j, "database", shstkctl_db_path(ctl));
 	json_object_close(&j);

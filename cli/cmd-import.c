@@ -246,7 +246,7 @@ static int import_all(struct shstk_db *db, const char *text, const struct shstk_
 {
 	struct idset s = {};
 	char host[256];
-	int64_t now = admin_now_us();
+	int64_t now = shstk_clock_us(CLOCK_REALTIME);
 	bool own;
 	int r;
 

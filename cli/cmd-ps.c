@@ -21,6 +21,7 @@
 #include "config.h"
 #include "elfinfo.h"
 #include "json.h"
+#include "procstatus.h"
 
 static void help(void)
 {
@@ -67,46 +68,26 @@ struct proc {
 	char enabled[64], locked[64], violations[24];
 };
 
-/* The value of "Key:\t..." in /proc/PID/status, or "n/a" when the kernel has no such line. */
+/* A field as shown: "n/a" for a line the kernel does not show, "-" for
+ * an empty one; cut to @size. */
+static void show(char *dst, size_t size, bool shown, const char *v)
+{
+	snprintf(dst, size, "%.*s", (int)size - 1, !shown ? "n/a" : v[0] ? v : "-");
+}
+
+/* The process's name and shadow-stack lines from /proc/PID/status. */
 static void status_fields(long pid, struct proc *p)
 {
-	char path[64], line[256];
-	_cleanup_fclose_ FILE *f = NULL;
+	struct shstk_proc_status st = { .tgid = -1, .violations = -1 }; /* unreadable: nothing shown */
 
-	snprintf(p->enabled, sizeof(p->enabled), "n/a");
-	snprintf(p->locked, sizeof(p->locked), "n/a");
-	snprintf(p->violations, sizeof(p->violations), "n/a");
-	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *v = strchr(line, ':'), *e;
-		char *dst = NULL;
-		size_t len = 0;
-
-		if (!v)
-			continue;
-		*v++ = '\0';
-		v += strspn(v, " \t");
-		e = v + strcspn(v, "\n");
-		*e = '\0';
-		if (strcmp(line, "Name") == 0) {
-			dst = p->comm;
-			len = sizeof(p->comm);
-		} else if (strcmp(line, "x86_Thread_features") == 0) {
-			dst = p->enabled;
-			len = sizeof(p->enabled);
-		} else if (strcmp(line, "x86_Thread_features_locked") == 0) {
-			dst = p->locked;
-			len = sizeof(p->locked);
-		} else if (strcmp(line, "x86_Thread_shstk_violations") == 0) {
-			dst = p->violations;
-			len = sizeof(p->violations);
-		}
-		if (dst)
-			snprintf(dst, len, "%s", *v ? v : "-");
-	}
+	if (shstk_proc_status_read((pid_t)pid, 0, &st) == 0)
+		show(p->comm, sizeof(p->comm), true, st.name);
+	show(p->enabled, sizeof(p->enabled), st.has_features, st.features);
+	show(p->locked, sizeof(p->locked), st.has_locked, st.locked);
+	if (st.violations >= 0)
+		snprintf(p->violations, sizeof(p->violations), "%" PRIi64, st.violations);
+	else
+		show(p->violations, sizeof(p->violations), false, "");
 }
 
 static const char *decision_of(const struct shstk_allowlist *al, const struct shstk_elf_info *info,

@@ -174,7 +174,7 @@ static int record(const struct shstkctl *ctl, struct shstk_db *db, struct admin_
 	ap->p->stage = to;
 	ap->overridden = !unset;
 	if (r >= 0)
-		r = shstk_decide_note_stage(db, ap->p, admin_now_us(), user, uid, why, &recorded);
+		r = shstk_decide_note_stage(db, ap->p, shstk_clock_us(CLOCK_REALTIME), user, uid, why, &recorded);
 	if (r >= 0)
 		r = shstk_db_commit(db);
 	if (r < 0) {

@@ -188,7 +188,7 @@ static int collect(struct shstk_db *db, const char *al_path, struct status *s)
 
 static void age(int64_t then_s, char *buf, size_t len)
 {
-	int64_t d = admin_now_us() / 1000000 - then_s;
+	int64_t d = shstk_clock_us(CLOCK_REALTIME) / 1000000 - then_s;
 
 	if (d < 0)
 		snprintf(buf, len, "in the future");

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "elfinfo.h"
 #include "evidence.h"
+#include "procstatus.h"
 
 /* ABI constants, defined here so that the file builds with any kernel headers:
  * arch/x86/include/uapi/asm/prctl.h, include/uapi/linux/elf.h,
@@ -224,14 +225,6 @@ static int cet_check(void)
 
 /* ---- tracee facts ------------------------------------------------------------ */
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* The target of /proc/PID/exe ("" when unreadable). */
 static void exe_path(pid_t pid, char *buf, size_t len)
 {
@@ -310,23 +303,6 @@ static void read_text(pid_t pid, const char *what, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* A "Key:\tvalue" line of /proc/PID/task/TID/status as a number, -1 when absent. */
-static long status_field(pid_t tid, const char *key)
-{
-	char path[64], line[512];
-	_cleanup_fclose_ FILE *f = NULL;
-	size_t n = strlen(key);
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, n) == 0 && line[n] == ':')
-			return strtol(line + n + 1, NULL, 10);
-	return -1;
-}
-
 /* ---- task table ------------------------------------------------------------------ */
 
 static struct task *task_find(struct verify_state *s, pid_t tid)
@@ -353,7 +329,7 @@ static struct task *task_add(struct verify_state *s, pid_t tid, pid_t tgid, bool
 		s->cap_tasks = cap;
 	}
 	t = &s->tasks[s->n_tasks++];
-	*t = (struct task){ .tid = tid, .tgid = tgid, .run_pending = run_pending, .run_start_us = now_us() };
+	*t = (struct task){ .tid = tid, .tgid = tgid, .run_pending = run_pending, .run_start_us = shstk_clock_us(CLOCK_REALTIME) };
 	return t;
 }
 
@@ -374,34 +350,13 @@ static void db_failed(struct verify_state *s, int r, const char *what)
 				     shstk_db_errmsg(s->db));
 }
 
-/* Does the "Key:" line of /proc/PID/status list @word? */
-static bool status_has(pid_t pid, const char *key, const char *word)
-{
-	char path[64], line[512];
-	_cleanup_fclose_ FILE *f = NULL;
-	size_t n = strlen(key);
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, n) != 0 || line[n] != ':')
-			continue;
-		for (char *w = strtok(line + n + 1, " \t\n"); w; w = strtok(NULL, " \t\n"))
-			if (strcmp(w, word) == 0)
-				return true;
-		return false;
-	}
-	return false;
-}
-
 /* Records the run of @t's process image (its leader) if it is pending, with
  * the mode the kernel shows in force now (x86_Thread_features: of the main
  * thread, which the preload enabled). */
 static void run_record(struct verify_state *s, struct task *t)
 {
 	char exe[4096], id[160];
+	struct shstk_proc_status st = { .tgid = -1, .violations = -1 };
 	struct shstk_run_obs o;
 	const char *applied;
 	int64_t run = 0;
@@ -412,9 +367,10 @@ static void run_record(struct verify_state *s, struct task *t)
 	t->run_pending = false;
 	if (exe_identity(t->tid, exe, sizeof(exe), id, sizeof(id)) < 0)
 		return;
-	applied = !status_has(t->tid, "x86_Thread_features", "shstk") ? "off"
-		  : status_has(t->tid, "x86_Thread_features", "audit") ? "audit"
-								       : "enforce";
+	(void)shstk_proc_status_read(t->tid, 0, &st); /* unreadable: nothing enabled */
+	applied = !shstk_proc_features_has(st.features, "shstk") ? "off"
+		  : shstk_proc_features_has(st.features, "audit") ? "audit"
+								   : "enforce";
 	o = (struct shstk_run_obs){
 		.source = "verify",
 		.time_us = t->run_start_us,
@@ -424,7 +380,7 @@ static void run_record(struct verify_state *s, struct task *t)
 		.requested = s->o->mode,
 		.applied = applied,
 		.enabled_by = strcmp(applied, "off") != 0 ? "preload" : NULL,
-		.locked = status_has(t->tid, "x86_Thread_features_locked", "shstk"),
+		.locked = shstk_proc_features_has(st.locked, "shstk"),
 	};
 	r = shstk_record_run_start(s->db, &o, &run);
 	if (r < 0)
@@ -446,7 +402,7 @@ static void run_end(struct verify_state *s, struct task *t, int status)
 
 	if (!t->run)
 		return;
-	r = shstk_record_run_end(s->db, t->run, now_us(), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+	r = shstk_record_run_end(s->db, t->run, shstk_clock_us(CLOCK_REALTIME), WIFEXITED(status) ? WEXITSTATUS(status) : 0,
 				 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	if (r < 0 && r != -EALREADY)
 		db_failed(s, r, "the end of a run");
@@ -489,7 +445,7 @@ static void on_cperr(struct verify_state *s, struct task *t)
 	exe_path(t->tgid, v.exe, sizeof(v.exe));
 	o = (struct shstk_violation_obs){
 		.source = SHSTK_SRC_PTRACE,
-		.time_us = now_us(),
+		.time_us = shstk_clock_us(CLOCK_REALTIME),
 		.pid = t->tgid,
 		.tid = t->tid,
 		.comm = comm,
@@ -517,9 +473,9 @@ static void on_cperr(struct verify_state *s, struct task *t)
 /* Audit mode: the kernel counted violations it survived; recorded without addresses. */
 static void on_exit_stop(struct verify_state *s, struct task *t)
 {
+	struct shstk_proc_status st;
 	struct shstk_violation_obs o;
-	long count;
-	int64_t id;
+	int64_t count, id;
 	bool isnew;
 	char exe[256], comm[64];
 	int r;
@@ -528,15 +484,15 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	run_record(s, leader_of(s, t));
 	if (strcmp(s->o->mode, "audit") != 0)
 		return;
-	count = status_field(t->tid, "x86_Thread_shstk_violations");
+	count = shstk_proc_status_read(t->tid, 0, &st) == 0 ? st.violations : -1;
 	if (count <= 0)
 		return;
 	read_text(t->tid, "comm", comm, sizeof(comm));
 	exe_path(t->tgid, exe, sizeof(exe));
-	for (long i = 0; i < count; i++) {
+	for (int64_t i = 0; i < count; i++) {
 		o = (struct shstk_violation_obs){
 			.source = SHSTK_SRC_PTRACE,
-			.time_us = now_us() + i,
+			.time_us = shstk_clock_us(CLOCK_REALTIME) + i,
 			.pid = t->tgid,
 			.tid = t->tid,
 			.comm = comm,
@@ -572,9 +528,9 @@ static bool is_stop_signal(int sig)
 /* A new task reported by PTRACE_EVENT_FORK/VFORK/CLONE of @parent. */
 static void on_new_task(struct verify_state *s, struct task *parent, pid_t child)
 {
-	long tgid;
+	struct shstk_proc_status st;
+	pid_t tgid = shstk_proc_status_read(child, 0, &st) == 0 ? st.tgid : -1;
 
-	tgid = status_field(child, "Tgid");
 	if (tgid > 0 && tgid == parent->tgid) {
 		(void)task_add(s, child, parent->tgid, false); /* a thread: its process's run */
 		return;
@@ -615,7 +571,7 @@ static void on_stop(struct verify_state *s, pid_t tid, int status)
 		 * (it violated) is superseded by the new run. */
 		t->run = 0;
 		t->run_pending = true;
-		t->run_start_us = now_us();
+		t->run_start_us = shstk_clock_us(CLOCK_REALTIME);
 		break;
 	case PTRACE_EVENT_EXIT:
 		on_exit_stop(s, t);

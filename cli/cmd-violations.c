@@ -150,7 +150,7 @@ int cmd_violations(int argc, char **argv, struct shstkctl *ctl)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			if (admin_parse_time(optarg, admin_now_us(), &f.since_us) < 0)
+			if (admin_parse_time(optarg, shstk_clock_us(CLOCK_REALTIME), &f.since_us) < 0)
 				return shstkctl_usage_error("violations",
 							    "--since wants YYYY-MM-DD[ HH:MM[:SS]] or 1h, 2d, ..., not '%s'",
 							    optarg);

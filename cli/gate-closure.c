@@ -12,6 +12,7 @@
 
 #include "deps.h"
 #include "gate-closure.h"
+#include "risk.h"
 #include "util.h"
 
 /* Deeper than any real chain of a package's own libraries; stops a loop. */
@@ -176,14 +177,10 @@ static struct gate_stage_file *find_name(struct gate_stage *s, const char *name)
 	return NULL;
 }
 
+/* A JIT runtime by the name it was needed as, or by the object found for it. */
 static bool entry_is_jit(const struct shstk_closure_entry *e)
 {
-	const struct shstk_object *o = e->obj;
-
-	if (shstk_soname_is_jit(base_name(e->name)))
-		return true;
-	return o && ((o->error == 0 && o->info.soname && shstk_soname_is_jit(o->info.soname)) ||
-		     shstk_soname_is_jit(base_name(o->path)));
+	return shstk_risk_is_jit(NULL, e->name) || (e->obj && shstk_object_is_jit(e->obj));
 }
 
 static int jit_in(struct gate_stage *s, struct gate_stage_file *f, unsigned depth, char *buf, size_t len)

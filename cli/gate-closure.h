@@ -39,7 +39,7 @@ int gate_stage_add_link(struct gate_stage *s, const char *path, const char *targ
 
 /*
  * Whether the closure of the staged @path holds a JIT runtime
- * (shstk_soname_is_jit) below the binary itself: 1 and "NAME (needed by
+ * (shstk_risk_is_jit()) below the binary itself: 1 and "NAME (needed by
  * PARENT)" in @buf, 0 if not, -errno.
  */
 int gate_stage_closure_jit(struct gate_stage *s, const char *path, char *buf, size_t len);

@@ -193,7 +193,7 @@ static int apply(const struct shstkctl *ctl, const char *cmd, const struct overr
 					  .reason = o->reason,
 					  .user = user,
 					  .uid = uid,
-					  .time_us = admin_now_us(),
+					  .time_us = shstk_clock_us(CLOCK_REALTIME),
 				  },
 				  &id);
 	if (r < 0)

@@ -108,6 +108,5 @@ const char *db_col_text(sqlite3_stmt *st, int i);
  */
 int db_bind_root(struct shstk_db *db, sqlite3_stmt *st, int i, const char *root);
 
-int64_t db_now_us(void);
 
 #endif

@@ -50,14 +50,6 @@ int db_error(struct shstk_db *db, int rc)
 	}
 }
 
-int64_t db_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 const char *shstk_db_errmsg(const struct shstk_db *db)
 {
 	return db ? db->errmsg : "";

@@ -22,7 +22,7 @@ int shstk_db_scan_begin(struct shstk_db *db, const char *roots, const char *sysr
 	int r;
 
 	r = db_prepare(db, SQL_SCAN_BEGIN, &st);
-	if (r < 0 || (r = db_bind_int64(db, st, 1, db_now_us())) < 0 || (r = db_bind_text(db, st, 2, roots)) < 0 ||
+	if (r < 0 || (r = db_bind_int64(db, st, 1, shstk_clock_us(CLOCK_REALTIME))) < 0 || (r = db_bind_text(db, st, 2, roots)) < 0 ||
 	    (r = db_bind_text(db, st, 3, sysroot ? sysroot : "")) < 0)
 		return r;
 	r = db_step_done(db, st);
@@ -36,7 +36,7 @@ int shstk_db_scan_end(struct shstk_db *db, const struct shstk_db_scan *s)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	const int64_t v[] = { s->id,
-			      s->finished_us ? s->finished_us : db_now_us(),
+			      s->finished_us ? s->finished_us : shstk_clock_us(CLOCK_REALTIME),
 			      (int64_t)s->files_seen,
 			      (int64_t)s->files_opened,
 			      (int64_t)s->elf,

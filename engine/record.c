@@ -29,14 +29,6 @@
 
 _Static_assert(SHSTK_SRC_ABEND == SHSTK_DB_SOURCE_HINT, "db.h's hint bit is evidence.h's ABEND");
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static bool corroborated(unsigned sources)
 {
 	return (sources & ~(unsigned)SHSTK_SRC_ABEND) != 0;
@@ -259,7 +251,7 @@ static int record_violation(struct shstk_db *db, const struct shstk_violation_ob
 			    bool *ret_new)
 {
 	struct shstk_db_violation v, before = { 0 }, after = { 0 };
-	int64_t time_us = o->time_us > 0 ? o->time_us : now_us();
+	int64_t time_us = o->time_us > 0 ? o->time_us : shstk_clock_us(CLOCK_REALTIME);
 	int64_t id = 0;
 	bool counted_before, created = false;
 	int r;
@@ -367,7 +359,7 @@ static int record_run_start(struct shstk_db *db, const struct shstk_run_obs *o, 
 	struct pick_object pick = { .exe = o->exe };
 	struct open_run open_run = { "" };
 	struct shstk_db_run run;
-	int64_t time_us = o->time_us > 0 ? o->time_us : now_us();
+	int64_t time_us = o->time_us > 0 ? o->time_us : shstk_clock_us(CLOCK_REALTIME);
 	int64_t id;
 	int r;
 
@@ -435,6 +427,6 @@ int shstk_record_run_end(struct shstk_db *db, int64_t run, int64_t time_us, int 
 	r = shstk_db_tx_begin(db, &own);
 	if (r < 0)
 		return r;
-	return shstk_db_tx_end(db, own, shstk_db_run_end(db, run, time_us > 0 ? time_us : now_us(), true, exit_status,
+	return shstk_db_tx_end(db, own, shstk_db_run_end(db, run, time_us > 0 ? time_us : shstk_clock_us(CLOCK_REALTIME), true, exit_status,
 						exit_signal));
 }

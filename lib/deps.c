@@ -14,7 +14,6 @@
  */
 #include <elf.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,10 +21,11 @@
 #include "deps.h"
 #include "hashmap.h"
 #include "ldcache.h"
+#include "ldconf.h"
+#include "risk.h"
 #include "rootpath.h"
+#include "verdict.h"
 
-/* ld.so.conf "include" nesting we follow (glibc has no limit; a loop would hang it). */
-#define MAX_CONF_DEPTH 8
 #define NO_NODE SIZE_MAX
 
 /* ---- the loader's built-in facts per ABI ----------------------------------- */
@@ -81,7 +81,7 @@ struct fid {
 struct objbox {
 	struct shstk_object o;
 	struct fid id;
-	int8_t jit; /* is_jit(): -1 until first asked */
+	int8_t jit; /* shstk_object_is_jit(): -1 until first asked */
 };
 
 /* The part of a search that does not depend on the requester: ld.so.cache
@@ -108,8 +108,7 @@ struct shstk_resolver {
 	struct shstk_ldcache *cache;
 	int cache_error;
 	char cache_msg[256];
-	char **conf_dirs;
-	size_t n_conf_dirs;
+	struct shstk_ldconf conf; /* searched when there is no usable cache */
 
 	struct shstk_hmap probes; /* textual path → struct probe */
 	struct shstk_hmap by_path; /* canonical path → struct objbox */
@@ -358,124 +357,6 @@ int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct 
 	return 0;
 }
 
-/* ---- ld.so.conf (used when there is no usable ld.so.cache) ------------------ */
-
-static int conf_add_dir(struct shstk_resolver *r, const char *line)
-{
-	_cleanup_free_ char *dir = strdup(line);
-	char **v;
-	size_t n;
-
-	if (!dir)
-		return -ENOMEM;
-	/* glibc elf/ldconfig.c add_dir_1(): "DIR=TYPE", trailing blanks and
-	 * slashes removed. */
-	dir[strcspn(dir, "=")] = '\0';
-	n = strlen(dir);
-	while (n > 0 && (dir[n - 1] == ' ' || dir[n - 1] == '\t' || dir[n - 1] == '/'))
-		dir[--n] = '\0';
-	if (n == 0 || dir[0] != '/')
-		return 0;
-	for (size_t i = 0; i < r->n_conf_dirs; i++)
-		if (strcmp(r->conf_dirs[i], dir) == 0)
-			return 0;
-	v = realloc(r->conf_dirs, (r->n_conf_dirs + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	r->conf_dirs = v;
-	r->conf_dirs[r->n_conf_dirs++] = TAKE_PTR(dir);
-	return 0;
-}
-
-static int conf_parse(struct shstk_resolver *r, const char *path, bool inroot, unsigned depth);
-
-/* "include PATTERN": relative patterns are relative to the including file;
- * the directory part is resolved inside the root, the last part globbed. */
-static int conf_include(struct shstk_resolver *r, const char *from, const char *pattern, unsigned depth)
-{
-	_cleanup_free_ char *abs = NULL, *full = NULL;
-	const char *slash;
-	struct probe *dir;
-	glob_t gl;
-	int k = 0;
-
-	if (pattern[0] == '/')
-		abs = strdup(pattern);
-	else if (asprintf(&abs, "%.*s/%s", (int)(strrchr(from, '/') - from), from, pattern) < 0)
-		abs = NULL;
-	if (!abs)
-		return -ENOMEM;
-	slash = strrchr(abs, '/');
-	{
-		_cleanup_free_ char *d = strndup(abs, (size_t)(slash - abs));
-
-		if (!d)
-			return -ENOMEM;
-		dir = probe(r, d[0] ? d : "/");
-	}
-	if (!dir)
-		return -ENOMEM;
-	if (dir->error < 0)
-		return 0;
-	if (asprintf(&full, "%s%s/%s", r->root, strcmp(dir->canon, "/") ? dir->canon : "", slash + 1) < 0)
-		return -ENOMEM;
-	if (glob(full, 0, NULL, &gl) != 0)
-		return 0;
-	for (size_t i = 0; i < gl.gl_pathc && k >= 0; i++) {
-		const char *inroot = gl.gl_pathv[i] + strlen(r->root);
-
-		k = conf_parse(r, inroot, true, depth + 1);
-	}
-	globfree(&gl);
-	return k;
-}
-
-/* Reads one configuration file: @path is inside the root when @inroot (then
- * resolved there, so that its symlinks cannot lead out), else a host path. */
-static int conf_parse(struct shstk_resolver *r, const char *path, bool inroot, unsigned depth)
-{
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL, *host = NULL;
-	size_t cap = 0;
-	int k = 0;
-
-	if (depth > MAX_CONF_DEPTH)
-		return 0;
-	if (inroot) {
-		struct probe *p = probe(r, path);
-
-		if (!p)
-			return -ENOMEM;
-		if (p->error < 0 || !S_ISREG(p->st.st_mode))
-			return 0;
-		host = host_path(r, p->canon);
-		if (!host)
-			return -ENOMEM;
-	}
-	f = fopen(host ? host : path, "re");
-	if (!f)
-		return errno == ENOMEM ? -ENOMEM : 0; /* ldconfig ignores unreadable files */
-	while (k >= 0 && getline(&line, &cap, f) >= 0) {
-		char *p = line;
-
-		p[strcspn(p, "#\n")] = '\0';
-		p += strspn(p, " \t\r\f\v");
-		if (*p == '\0')
-			continue;
-		if (strncmp(p, "include", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
-			char *save = NULL, *tok;
-
-			for (tok = strtok_r(p + 8, " \t", &save); tok && k >= 0; tok = strtok_r(NULL, " \t", &save))
-				k = conf_include(r, path, tok, depth);
-		} else if (strncasecmp(p, "hwcap", 5) == 0 && (p[5] == ' ' || p[5] == '\t')) {
-			continue; /* ignored by glibc 2.36's ldconfig too */
-		} else {
-			k = conf_add_dir(r, p);
-		}
-	}
-	return k;
-}
-
 /* ---- construction -------------------------------------------------------- */
 
 static int load_search_config(struct shstk_resolver *r, const struct shstk_resolver_opts *opts)
@@ -506,8 +387,8 @@ static int load_search_config(struct shstk_resolver *r, const struct shstk_resol
 	 * the better guess for what was meant (an unpacked tree, a guest whose
 	 * cache was never built). */
 	if (opts && opts->ldconf)
-		return conf_parse(r, opts->ldconf, false, 0);
-	return conf_parse(r, "/etc/ld.so.conf", true, 0);
+		return shstk_ldconf_read(&r->conf, r->root, opts->ldconf, false);
+	return shstk_ldconf_read(&r->conf, r->root, "/etc/ld.so.conf", true);
 }
 
 int shstk_resolver_new(const struct shstk_resolver_opts *opts, struct shstk_resolver **ret)
@@ -585,9 +466,7 @@ void shstk_resolver_free(struct shstk_resolver *r)
 	for (size_t i = 0; i < r->n_owned; i++)
 		free(r->owned[i]);
 	free(r->owned);
-	for (size_t i = 0; i < r->n_conf_dirs; i++)
-		free(r->conf_dirs[i]);
-	free(r->conf_dirs);
+	shstk_ldconf_done(&r->conf);
 	shstk_ldcache_free(r->cache);
 	free(r->root);
 	free(r);
@@ -1010,8 +889,8 @@ static int search_tail(struct ctx *c, const char *name, struct found *f, enum sh
 				v = SHSTK_VIA_LDCACHE;
 			}
 		} else {
-			for (size_t i = 0; i < r->n_conf_dirs && k == 0; i++)
-				k = try_dir(c, r->conf_dirs[i], name, &x);
+			for (size_t i = 0; i < r->conf.n && k == 0; i++)
+				k = try_dir(c, r->conf.dirs[i], name, &x);
 			v = SHSTK_VIA_LDCONF;
 		}
 		for (const char *const *d = c->abi->dirs; *d && k == 0; d++) {
@@ -1138,7 +1017,7 @@ static int resolve_needed(struct ctx *c, size_t req, const char *needed)
 	return k;
 }
 
-/* ---- closure and verdict --------------------------------------------------- */
+/* ---- closure ------------------------------------------------------------------ */
 
 static bool under(const char *path, const char *dir)
 {
@@ -1174,62 +1053,25 @@ static const struct abi *abi_for(struct shstk_resolver *r, const struct shstk_ob
 
 /* Asked for every entry of every closure: answered once per object (the
  * box is the resolver's, only the const view of it is handed out). */
-static bool is_jit(const struct shstk_object *o)
+bool shstk_object_is_jit(const struct shstk_object *o)
 {
 	struct objbox *b = (struct objbox *)o;
-	const char *base;
 
-	if (b->jit < 0) {
-		base = strrchr(o->path, '/');
-		b->jit = (o->error == 0 && o->info.soname && shstk_soname_is_jit(o->info.soname)) ||
-			 shstk_soname_is_jit(base ? base + 1 : o->path);
-	}
+	if (b->jit < 0)
+		b->jit = shstk_risk_is_jit(o->error == 0 ? o->info.soname : NULL, o->path);
 	return b->jit;
 }
 
-/* The first reason, in the documented order of checks. */
-static void decide(struct shstk_closure *cl)
+/* The root's own risks, and JIT if any object it loads is a JIT runtime. */
+static uint32_t closure_risks(const struct shstk_closure *cl)
 {
 	const struct shstk_object *root = cl->entries[0].obj;
+	uint32_t risks = root->error < 0 ? 0 : root->info.risks;
 
-	cl->reason = 0;
-	if (root->error < 0) {
-		cl->verdict = SHSTK_INELIGIBLE_BAD_ELF;
-		return;
-	}
-	cl->risks = root->info.risks;
-	if (root->info.elf_class != ELFCLASS64) {
-		cl->verdict = SHSTK_INELIGIBLE_32BIT;
-		return;
-	}
-	if (root->info.machine != EM_X86_64) {
-		cl->verdict = SHSTK_INELIGIBLE_NOT_X86_64;
-		return;
-	}
-	if (!shstk_elf_is_shstk(&root->info)) {
-		cl->verdict = root->info.is_static ? SHSTK_INELIGIBLE_STATIC_UNMARKED : SHSTK_INELIGIBLE_SELF_UNMARKED;
-		return;
-	}
-	cl->verdict = SHSTK_ELIGIBLE;
-	for (size_t i = 1; i < cl->n; i++) {
-		const struct shstk_closure_entry *e = &cl->entries[i];
-		enum shstk_verdict v = SHSTK_ELIGIBLE;
-
-		if (e->via == SHSTK_VIA_LOADED)
-			continue; /* judged where it was first loaded */
-		if (!e->obj)
-			v = SHSTK_INELIGIBLE_DEP_MISSING;
-		else if (e->obj->error < 0)
-			v = SHSTK_INELIGIBLE_BAD_ELF;
-		else if (e->obj->info.elf_class != ELFCLASS64 || e->obj->info.machine != EM_X86_64 ||
-			 !shstk_elf_is_shstk(&e->obj->info))
-			v = SHSTK_INELIGIBLE_DEP_UNMARKED;
-		if (v != SHSTK_ELIGIBLE) {
-			cl->verdict = v;
-			cl->reason = i;
-			return;
-		}
-	}
+	for (size_t i = 1; i < cl->n; i++)
+		if (cl->entries[i].obj && shstk_object_is_jit(cl->entries[i].obj))
+			risks |= SHSTK_RISK_JIT;
+	return risks;
 }
 
 static int add_interp(struct ctx *c, const struct shstk_object *root)
@@ -1495,10 +1337,8 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 		if (key.len > 0 && !m && cl.n > 1 && !tail_loads(cl.entries + 1, cl.n - 1, root))
 			memo_put(r, key.p, key.len, &cl);
 	}
-	decide(&cl);
-	for (size_t i = 1; i < cl.n; i++)
-		if (cl.entries[i].obj && is_jit(cl.entries[i].obj))
-			cl.risks |= SHSTK_RISK_JIT;
+	shstk_closure_decide(&cl);
+	cl.risks = closure_risks(&cl);
 	ctx_done(&c);
 	*ret = cl;
 	return 0;
@@ -1514,36 +1354,12 @@ void shstk_closure_done(struct shstk_closure *c)
 
 /* ---- names ------------------------------------------------------------------ */
 
-static const char *const verdict_names[] = {
-	[SHSTK_ELIGIBLE] = "eligible",
-	[SHSTK_INELIGIBLE_SELF_UNMARKED] = "self-unmarked",
-	[SHSTK_INELIGIBLE_DEP_UNMARKED] = "dep-unmarked",
-	[SHSTK_INELIGIBLE_DEP_MISSING] = "dep-missing",
-	[SHSTK_INELIGIBLE_32BIT] = "32-bit",
-	[SHSTK_INELIGIBLE_STATIC_UNMARKED] = "static-unmarked",
-	[SHSTK_INELIGIBLE_NOT_X86_64] = "not-x86-64",
-	[SHSTK_INELIGIBLE_BAD_ELF] = "bad-elf",
-};
-
 static const char *const via_names[] = {
 	[SHSTK_VIA_SELF] = "self",       [SHSTK_VIA_INTERP] = "interp",       [SHSTK_VIA_PATH] = "path",
 	[SHSTK_VIA_LOADED] = "loaded",   [SHSTK_VIA_RPATH] = "rpath",         [SHSTK_VIA_RUNPATH] = "runpath",
 	[SHSTK_VIA_LDCACHE] = "ld.so.cache", [SHSTK_VIA_LDCONF] = "ld.so.conf", [SHSTK_VIA_DEFAULT] = "default",
 	[SHSTK_VIA_MISSING] = "missing",
 };
-
-const char *shstk_verdict_name(enum shstk_verdict v)
-{
-	return (unsigned)v < ELEMENTSOF(verdict_names) ? verdict_names[v] : NULL;
-}
-
-int shstk_verdict_from_name(const char *name)
-{
-	for (size_t i = 0; name && i < ELEMENTSOF(verdict_names); i++)
-		if (strcmp(name, verdict_names[i]) == 0)
-			return (int)i;
-	return -EINVAL;
-}
 
 const char *shstk_found_via_name(enum shstk_found_via v)
 {

@@ -4,9 +4,8 @@
  * (elf/dl-load.c _dl_map_object: DT_RPATH of the requesting object and its
  * loaders unless the requester has DT_RUNPATH, then DT_RUNPATH, then
  * ld.so.cache, then the default directories; $ORIGIN, $LIB and $PLATFORM
- * expanded; objects of the wrong ELF class skipped) and decides whether an
- * executable is eligible for a shadow stack: it and every object of its
- * closure must be 64-bit x86-64 and marked SHSTK.
+ * expanded; objects of the wrong ELF class skipped), and has verdict.c
+ * decide whether an executable is eligible for a shadow stack.
  *
  * Objects are memoized for the life of the resolver, so a whole-system scan
  * reads each library once.
@@ -20,6 +19,7 @@
 
 #include "elfinfo.h"
 #include "util.h"
+#include "verdict.h"
 
 struct shstk_resolver;
 
@@ -56,18 +56,6 @@ struct shstk_object {
 	char errmsg[256];    /* detail when error == -EBADMSG */
 	struct shstk_elf_info info; /* valid when error == 0 */
 };
-
-enum shstk_verdict {
-	SHSTK_ELIGIBLE = 0,
-	SHSTK_INELIGIBLE_SELF_UNMARKED,   /* the executable itself is not marked SHSTK */
-	SHSTK_INELIGIBLE_DEP_UNMARKED,    /* an object of the closure is not marked */
-	SHSTK_INELIGIBLE_DEP_MISSING,     /* a DT_NEEDED could not be found */
-	SHSTK_INELIGIBLE_32BIT,           /* ELFCLASS32 (i386 or x32): the kernel refuses */
-	SHSTK_INELIGIBLE_STATIC_UNMARKED, /* static and not marked */
-	SHSTK_INELIGIBLE_NOT_X86_64,      /* another machine */
-	SHSTK_INELIGIBLE_BAD_ELF,         /* it or an object of its closure is malformed */
-};
-#define SHSTK_VERDICT_MAX SHSTK_INELIGIBLE_BAD_ELF
 
 struct shstk_closure_entry {
 	const char *name;                 /* DT_NEEDED string, interpreter path, or the root path */
@@ -119,6 +107,10 @@ int shstk_resolver_add(struct shstk_resolver *r, const char *path, const struct 
  */
 int shstk_resolver_ldcache_status(const struct shstk_resolver *r, const char **ret_msg);
 
+/* Is @o (an object of a resolver) a known JIT runtime, by its DT_SONAME or
+ * its file name (shstk_risk_is_jit())?  Memoized in the resolver. */
+bool shstk_object_is_jit(const struct shstk_object *o);
+
 /* Computes the closure and verdict of the object at @path.  Free with shstk_closure_done().
  * Entries point into the resolver's memo: free closures before the resolver.
  * Every DT_NEEDED of every loaded object is an entry; a name answered by an
@@ -130,10 +122,6 @@ int shstk_resolver_ldcache_status(const struct shstk_resolver *r, const char **r
 int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct shstk_closure *ret);
 void shstk_closure_done(struct shstk_closure *c);
 
-/* "eligible", "self-unmarked", "dep-unmarked", "dep-missing", "32-bit",
- * "static-unmarked", "not-x86-64", "bad-elf" */
-const char *shstk_verdict_name(enum shstk_verdict v);
-int shstk_verdict_from_name(const char *name);
 /* "self", "interp", "path", "loaded", "rpath", "runpath", "ld.so.cache", "ld.so.conf", "default", "missing" */
 const char *shstk_found_via_name(enum shstk_found_via v);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The ELF auditor: reads one ELF image with libelf and our own bounds-checked
- * note walker, and reports marking, linkage and risk signals.
+ * note walker, and reports marking, linkage and risk signals (which facts
+ * are risks is risk.c's to say).
  *
  * Every offset taken from the file is checked against the image size with
  * overflow-safe arithmetic before it is used; libelf is only handed ranges
@@ -12,7 +13,6 @@
 #include <byteswap.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
@@ -44,6 +44,7 @@ struct reader {
 	bool swap; /* the file's byte order is not ours */
 	bool is64;
 	struct shstk_err *err;
+	const char *path; /* for the JIT check by file name; NULL for an image in memory */
 	uint64_t phoff;
 	GElf_Phdr *ph;
 	size_t phnum;
@@ -51,6 +52,7 @@ struct reader {
 	/* dynamic section facts */
 	bool have_dynamic;
 	bool df1_pie;
+	bool textrel;
 	bool have_interp;
 };
 
@@ -790,31 +792,6 @@ static int dyn_nsyms(struct reader *r, const struct dyn_facts *f, uint64_t *ret)
 	return 0;
 }
 
-static const char *const risky_context[] = { "makecontext", "swapcontext", "setcontext",
-					     "getcontext" };
-static const char *const risky_longjmp[] = { "longjmp", "_longjmp", "siglongjmp",
-					     "__longjmp_chk" };
-
-/*
- * Risky names are 7 to 13 bytes long and end in "context", "longjmp" or
- * "jmp_chk": two byte compares rule out nearly every import (a large C++
- * library imports thousands of long mangled names) before any strcmp().
- */
-static uint32_t risky_name(const char *name)
-{
-	size_t n = strnlen(name, 14);
-
-	if (n < 7 || n > 13 || (name[n - 1] != 't' && name[n - 1] != 'p' && name[n - 1] != 'k'))
-		return 0;
-	for (size_t i = 0; i < ELEMENTSOF(risky_context); i++)
-		if (strcmp(name, risky_context[i]) == 0)
-			return SHSTK_RISK_CONTEXT;
-	for (size_t i = 0; i < ELEMENTSOF(risky_longjmp); i++)
-		if (strcmp(name, risky_longjmp[i]) == 0)
-			return SHSTK_RISK_LONGJMP;
-	return 0;
-}
-
 static int add_risky(struct shstk_elf_info *info, const char *name)
 {
 	char **v;
@@ -838,33 +815,20 @@ static int add_risky(struct shstk_elf_info *info, const char *name)
  * reads, and in nearly every file none of the names is risky.  So the
  * string table is searched first, a window at a time through a buffer on
  * the stack (not loaded into a lazy image, where every page pread() writes
- * into costs a zero-fill fault, ten system calls' worth here): every risky
- * name ends in one of RISKY_TAIL_LEN-byte tails, and the offset where such a
- * name starts, NUL-terminated, is a candidate.  Only a file with candidates
- * has its symbols read, again a window at a time, for an undefined one
- * named at a candidate offset (the linker may share a tail: "longjmp" can
- * start inside "siglongjmp").  A symbol whose name offset lies past the
- * table is an error there, as before; in a file without candidates the
- * symbols are not read and so not checked.
+ * into costs a zero-fill fault, ten system calls' worth here), for the
+ * offsets where a risky name starts, NUL-terminated: the candidates
+ * (risk.c says which names, and finds them in a window).  Only a file with
+ * candidates has its symbols read, again a window at a time, for an
+ * undefined one named at a candidate offset (the linker may share a tail:
+ * "longjmp" can start inside "siglongjmp").  A symbol whose name offset
+ * lies past the table is an error there, as before; in a file without
+ * candidates the symbols are not read and so not checked.
  */
-#define RISKY_TAIL_LEN 7
 #define STREAM_WINDOW (32 * 1024)
 /* Longer than any risky name plus its NUL: a name across two windows is
  * whole in the second. */
 #define STREAM_OVERLAP 16
-#define MAX_CANDIDATES 64
-
-struct risky_candidate {
-	uint64_t off; /* of the name in the string table */
-	const char *name;
-	uint32_t bit;
-};
-
-struct candidates {
-	struct risky_candidate c[MAX_CANDIDATES];
-	size_t n;
-	bool overflow; /* more than fit: judge every undefined symbol by name */
-};
+_Static_assert(STREAM_OVERLAP > SHSTK_RISK_IMPORT_NAME_MAX, "a risky name must fit in the windows' overlap");
 
 /* [off, off + len) of the file, from the image when it is there, else
  * read into @buf; NULL (and the lazy image's error set) if the read fails. */
@@ -884,70 +848,20 @@ static const uint8_t *window_at(struct reader *r, uint64_t off, size_t len, uint
 	return buf;
 }
 
-static void candidate_add(struct candidates *cs, uint64_t off, const char *name, uint32_t bit)
-{
-	if (cs->n == MAX_CANDIDATES)
-		cs->overflow = true;
-	else
-		cs->c[cs->n++] = (struct risky_candidate){ off, name, bit };
-}
-
-/* The risky names that end, NUL-terminated, at @w[e] (a tail's end). */
-static void candidates_at(struct candidates *cs, const uint8_t *w, uint64_t pos, size_t e)
-{
-	static const struct {
-		const char *const *names;
-		size_t n;
-		uint32_t bit;
-	} sets[] = {
-		{ risky_context, ELEMENTSOF(risky_context), SHSTK_RISK_CONTEXT },
-		{ risky_longjmp, ELEMENTSOF(risky_longjmp), SHSTK_RISK_LONGJMP },
-	};
-
-	for (size_t s = 0; s < ELEMENTSOF(sets); s++)
-		for (size_t i = 0; i < sets[s].n; i++) {
-			const char *name = sets[s].names[i];
-			size_t l = strlen(name);
-
-			if (l <= e && memcmp(w + e - l, name, l) == 0)
-				candidate_add(cs, pos + e - l, name, sets[s].bit);
-		}
-}
-
-/* Is the name whose NUL is @w[e] one that ends in a risky tail? */
-static bool risky_tail_at(const uint8_t *w, size_t e)
-{
-	/* With their NULs: one 8-byte compare each. */
-	static const char tails[][RISKY_TAIL_LEN + 1] = { "context", "longjmp", "jmp_chk" };
-
-	/* Their last letters rule out nearly every name with one compare. */
-	if (w[e - 1] != 't' && w[e - 1] != 'p' && w[e - 1] != 'k')
-		return false;
-	for (size_t i = 0; i < ELEMENTSOF(tails); i++)
-		if (memcmp(w + e - RISKY_TAIL_LEN, tails[i], sizeof(tails[i])) == 0)
-			return true;
-	return false;
-}
-
 /* @buf: STREAM_WINDOW bytes. */
-static int find_candidates(struct reader *r, const struct dynstr *t, struct candidates *cs, uint8_t *buf)
+static int find_candidates(struct reader *r, const struct dynstr *t, struct shstk_risk_candidates *cs, uint8_t *buf)
 {
 	uint64_t pos = 0;
 
 	while (pos < t->size) {
 		size_t len = t->size - pos < STREAM_WINDOW ? (size_t)(t->size - pos) : STREAM_WINDOW;
 		/* NULs before @lo were judged in the previous window. */
-		size_t lo = pos == 0 ? RISKY_TAIL_LEN : STREAM_OVERLAP;
-		const uint8_t *w = window_at(r, t->off + pos, len, buf), *p, *end;
+		size_t lo = pos == 0 ? 0 : STREAM_OVERLAP;
+		const uint8_t *w = window_at(r, t->off + pos, len, buf);
 
 		if (!w)
 			return -EIO;
-		/* Every name's end, a memchr() apart: a memmem() per tail took
-		 * three times the instructions, a word-at-a-time search for
-		 * NULs twice. */
-		for (p = w + lo, end = w + len; p < end && (p = memchr(p, 0, (size_t)(end - p))); p++)
-			if (risky_tail_at(w, (size_t)(p - w)))
-				candidates_at(cs, w, pos, (size_t)(p - w));
+		shstk_risk_find_candidates(cs, w, len, lo, pos);
 		if (pos + len == t->size)
 			break;
 		pos += len - STREAM_OVERLAP;
@@ -955,10 +869,11 @@ static int find_candidates(struct reader *r, const struct dynstr *t, struct cand
 	return 0;
 }
 
-static int judge_import(struct reader *r, const struct dynstr *t, const struct candidates *cs, uint32_t st_name)
+static int judge_import(struct reader *r, const struct dynstr *t, const struct shstk_risk_candidates *cs,
+			uint32_t st_name)
 {
-	const char *name;
-	uint32_t bit = 0;
+	const char *name = NULL;
+	uint32_t bit;
 	int k;
 
 	if (st_name >= t->size) {
@@ -970,11 +885,9 @@ static int judge_import(struct reader *r, const struct dynstr *t, const struct c
 		k = dyn_string(r, t, st_name, "dynamic symbol name", &name);
 		if (k < 0)
 			return k;
-		bit = risky_name(name);
+		bit = shstk_risk_of_import(name);
 	} else {
-		for (size_t i = 0; i < cs->n && !bit; i++)
-			if (cs->c[i].off == st_name)
-				name = cs->c[i].name, bit = cs->c[i].bit;
+		bit = shstk_risk_candidate_at(cs, st_name, &name);
 	}
 	if (!bit)
 		return 0;
@@ -990,7 +903,7 @@ static int read_imports(struct reader *r, const struct dyn_facts *f, const struc
 	/* One window for the strings, then for the symbols. */
 	uint8_t buf[STREAM_WINDOW];
 	size_t per = sizeof(buf) / symsz;
-	struct candidates cs = { .n = 0 };
+	struct shstk_risk_candidates cs = { .n = 0 };
 	uint64_t nsyms, off, avail;
 	int k;
 
@@ -1094,8 +1007,7 @@ static int read_dynamic(struct reader *r, size_t i)
 		dyn_note(&f, &d);
 	}
 	r->df1_pie = f.flags_1 & DF_1_PIE;
-	if (f.textrel || (f.flags & DF_TEXTREL))
-		info->risks |= SHSTK_RISK_TEXTREL;
+	r->textrel = f.textrel || (f.flags & DF_TEXTREL);
 
 	if (!f.have_strtab) {
 		if (f.n_needed || f.have_soname || f.have_rpath || f.have_runpath) {
@@ -1125,18 +1037,7 @@ static int read_dynamic(struct reader *r, size_t i)
 	return k;
 }
 
-/*
- * Kind, static-ness and the risks that follow from the whole file.
- *
- * Executable stack: the header's PF_X is an exec stack everywhere.  A
- * missing PT_GNU_STACK is counted too, although on x86-64 the kernel no
- * longer makes a 64-bit process's stack executable for it (since 5.8,
- * arch/x86/include/asm/elf.h elf_read_implies_exec(): only ia32 gets
- * READ_IMPLIES_EXEC): glibc's ld.so still defaults to PF_R|PF_W|PF_X
- * (sysdeps/x86_64/stackinfo.h DEFAULT_STACK_PERMS), so a DSO without
- * PT_GNU_STACK makes ld.so turn the stacks executable, and an executable
- * without it gets executable thread stacks.
- */
+/* Kind, static-ness and the risks that follow from the whole file. */
 static void classify(struct reader *r)
 {
 	struct shstk_elf_info *info = r->info;
@@ -1161,14 +1062,7 @@ static void classify(struct reader *r)
 		info->kind = SHSTK_ELF_KIND_OTHER;
 		break;
 	}
-	if (r->phnum > 0 && (info->e_type == ET_EXEC || info->e_type == ET_DYN) &&
-	    (info->exec_stack || !info->has_gnu_stack))
-		info->risks |= SHSTK_RISK_EXECSTACK;
-	if (info->soname && shstk_soname_is_jit(info->soname))
-		info->risks |= SHSTK_RISK_JIT;
-	for (size_t i = 0; i < info->n_needed; i++)
-		if (shstk_soname_is_jit(info->needed[i]))
-			info->risks |= SHSTK_RISK_JIT;
+	info->risks |= shstk_risks_of_file(info, r->phnum > 0, r->textrel, r->path);
 }
 
 /* ---- entry points ------------------------------------------------------- */
@@ -1227,11 +1121,11 @@ static int parse(struct reader *r)
 }
 
 /* The image @buf of @len bytes; with @lz, only its first chunk is loaded yet. */
-static int read_image(const void *buf, size_t len, struct lazy *lz, struct shstk_elf_info *ret,
+static int read_image(const void *buf, size_t len, struct lazy *lz, const char *path, struct shstk_elf_info *ret,
 		      struct shstk_err *err)
 {
 	struct shstk_elf_info info = {};
-	struct reader r = { .img = buf, .size = len, .lz = lz, .err = err, .info = &info };
+	struct reader r = { .img = buf, .size = len, .lz = lz, .err = err, .path = path, .info = &info };
 	const uint8_t *id = buf;
 	int k;
 
@@ -1287,7 +1181,7 @@ static int read_image(const void *buf, size_t len, struct lazy *lz, struct shstk
 int shstk_elf_read_mem(const void *buf, size_t len, struct shstk_elf_info *ret,
 		       struct shstk_err *err)
 {
-	return read_image(buf, len, NULL, ret, err);
+	return read_image(buf, len, NULL, NULL, ret, err);
 }
 
 /* A read that failed or came up short: the file shrank since fstat(). */
@@ -1301,7 +1195,7 @@ static int read_failed(struct shstk_err *err, size_t size, uint64_t at, int k)
 	return -EIO;
 }
 
-static int read_whole(int fd, size_t size, struct shstk_elf_info *ret, struct shstk_err *err)
+static int read_whole(int fd, size_t size, const char *path, struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	uint8_t buf[READ_WHOLE_MAX];
 	size_t got;
@@ -1311,12 +1205,12 @@ static int read_whole(int fd, size_t size, struct shstk_elf_info *ret, struct sh
 	k = shstk_pread_full(fd, buf, size, 0, &got);
 	if (k < 0)
 		return read_failed(err, size, got, k);
-	return read_image(buf, size, NULL, ret, err);
+	return read_image(buf, size, NULL, path, ret, err);
 }
 
 /* A file larger than READ_WHOLE_MAX; its first @head_len bytes are @head. */
-static int read_lazy(int fd, size_t size, const void *head, size_t head_len, struct shstk_elf_info *ret,
-		     struct shstk_err *err)
+static int read_lazy(int fd, size_t size, const void *head, size_t head_len, const char *path,
+		     struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	size_t words = (size / LAZY_CHUNK + 1 + 63) / 64;
 	struct lazy lz = { .fd = fd, .size = size };
@@ -1336,7 +1230,7 @@ static int read_lazy(int fd, size_t size, const void *head, size_t head_len, str
 		memcpy(lz.buf, head, head_len);
 	for (size_t c = 0; c < head_len / LAZY_CHUNK; c++)
 		lz.loaded[c / 64] |= 1ull << (c % 64);
-	k = lazy_load(&lz, 0, size < LAZY_CHUNK ? size : LAZY_CHUNK) ? read_image(lz.buf, size, &lz, ret, err) : 0;
+	k = lazy_load(&lz, 0, size < LAZY_CHUNK ? size : LAZY_CHUNK) ? read_image(lz.buf, size, &lz, path, ret, err) : 0;
 	if (lz.error) {
 		/* Whatever the parser made of it, part of the file was missing. */
 		if (k == 0)
@@ -1348,20 +1242,9 @@ static int read_lazy(int fd, size_t size, const void *head, size_t head_len, str
 	return k;
 }
 
-static void jit_by_name(const char *path, struct shstk_elf_info *ret)
-{
-	if (path && !(ret->risks & SHSTK_RISK_JIT)) {
-		const char *base = strrchr(path, '/');
-
-		if (shstk_soname_is_jit(base ? base + 1 : path))
-			ret->risks |= SHSTK_RISK_JIT;
-	}
-}
-
 int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	struct stat st;
-	int k;
 
 	if (fstat(fd, &st) < 0)
 		return negerrno();
@@ -1372,19 +1255,14 @@ int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, stru
 	if ((uint64_t)st.st_size > SIZE_MAX)
 		return -EFBIG;
 	if (st.st_size <= READ_WHOLE_MAX)
-		k = read_whole(fd, (size_t)st.st_size, ret, err);
-	else
-		k = read_lazy(fd, (size_t)st.st_size, NULL, 0, ret, err);
-	if (k == 0)
-		jit_by_name(path, ret);
-	return k;
+		return read_whole(fd, (size_t)st.st_size, path, ret, err);
+	return read_lazy(fd, (size_t)st.st_size, NULL, 0, path, ret, err);
 }
 
 int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_len, const char *path,
 			   struct shstk_elf_info *ret, struct shstk_err *err)
 {
 	size_t want = size < READ_WHOLE_MAX ? size : READ_WHOLE_MAX;
-	int k;
 
 	if (!head || head_len > want)
 		return -EINVAL;
@@ -1393,12 +1271,8 @@ int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_le
 	if (size < SELFMAG || !shstk_elf_magic_ok(head, head_len))
 		return -ENOEXEC;
 	if (size <= READ_WHOLE_MAX)
-		k = read_image(head, size, NULL, ret, err);
-	else
-		k = read_lazy(fd, size, head, head_len, ret, err);
-	if (k == 0)
-		jit_by_name(path, ret);
-	return k;
+		return read_image(head, size, NULL, path, ret, err);
+	return read_lazy(fd, size, head, head_len, path, ret, err);
 }
 
 static void free_strv(char **v, size_t n)
@@ -1456,68 +1330,4 @@ const char *shstk_mark_source_name(enum shstk_mark_source s)
 	case SHSTK_MARK_SECTION: return "section";
 	default: return "none";
 	}
-}
-
-static const char *const risk_names[] = { "context", "longjmp", "execstack", "textrel", "jit" };
-
-char *shstk_risks_format(uint32_t risks, char *buf, size_t buflen)
-{
-	size_t used = 0;
-
-	if (!buf || buflen == 0)
-		return buf;
-	buf[0] = 0;
-	for (size_t i = 0; i < ELEMENTSOF(risk_names); i++) {
-		int n;
-
-		if (!(risks & (1u << i)))
-			continue;
-		n = snprintf(buf + used, buflen - used, "%s%s", used ? "," : "", risk_names[i]);
-		if (n < 0 || (size_t)n >= buflen - used)
-			break; /* truncated: keep what fits */
-		used += (size_t)n;
-	}
-	return buf;
-}
-
-uint32_t shstk_risk_from_name(const char *name)
-{
-	for (size_t i = 0; name && i < ELEMENTSOF(risk_names); i++)
-		if (strcmp(name, risk_names[i]) == 0)
-			return 1u << i;
-	return 0;
-}
-
-/*
- * Sonames (or file names) of runtimes that generate code and manage their
- * own stacks.  libjavascriptcoregtk (WebKit's JavaScriptCore) is added to
- * the brief's list: it is a JIT of the same kind.
- */
-/* Each pattern with the length of its literal prefix (before the first '*'). */
-#define JIT_PATTERN(lit, glob) { lit glob, sizeof(lit) - 1 }
-static const struct {
-	const char *pattern;
-	size_t literal;
-} jit_patterns[] = {
-	JIT_PATTERN("libnode.so", "*"),   JIT_PATTERN("libv8.so", "*"),       JIT_PATTERN("libmozjs.so", "*"),
-	JIT_PATTERN("libmozjs-", "*.so*"), JIT_PATTERN("libluajit.so", "*"),  JIT_PATTERN("libluajit-", "*.so*"),
-	JIT_PATTERN("libpypy", "*-c.so*"), JIT_PATTERN("libjvm.so", "*"),     JIT_PATTERN("libcoreclr.so", "*"),
-	JIT_PATTERN("libjavascriptcoregtk-", "*.so*"),
-};
-#undef JIT_PATTERN
-
-/*
- * fnmatch() only where a pattern's literal prefix matches: the resolver
- * asks this for every object of every closure, and ten fnmatch() calls
- * each were 13% of a scan's instructions.
- */
-bool shstk_soname_is_jit(const char *soname)
-{
-	if (!soname)
-		return false;
-	for (size_t i = 0; i < ELEMENTSOF(jit_patterns); i++)
-		if (strncmp(soname, jit_patterns[i].pattern, jit_patterns[i].literal) == 0 &&
-		    fnmatch(jit_patterns[i].pattern, soname, FNM_PATHNAME) == 0)
-			return true;
-	return false;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "risk.h"
 #include "util.h"
 
 #define SHSTK_GNU_PROPERTY_X86_FEATURE_1_AND 0xc0000002u
@@ -39,16 +40,6 @@ enum shstk_mark_source {
 	SHSTK_MARK_PT_NOTE,
 	SHSTK_MARK_SECTION,
 };
-
-/* Risk signals: things a shadow stack is likely to break.  A bit mask. */
-enum shstk_risk {
-	SHSTK_RISK_CONTEXT = 1u << 0,   /* imports makecontext/swapcontext/setcontext/getcontext */
-	SHSTK_RISK_LONGJMP = 1u << 1,   /* imports longjmp, _longjmp, siglongjmp, __longjmp_chk */
-	SHSTK_RISK_EXECSTACK = 1u << 2, /* PT_GNU_STACK has PF_X, or no PT_GNU_STACK at all */
-	SHSTK_RISK_TEXTREL = 1u << 3,   /* DT_TEXTREL or DF_TEXTREL */
-	SHSTK_RISK_JIT = 1u << 4,       /* is, or (set by the closure) links, a known JIT runtime */
-};
-#define SHSTK_RISK_ALL 0x1fu
 
 struct shstk_elf_info {
 	uint8_t elf_class;   /* ELFCLASS32 or ELFCLASS64 */
@@ -90,7 +81,8 @@ static inline bool shstk_elf_is_shstk(const struct shstk_elf_info *i)
 /*
  * Reads an ELF file from an open descriptor with pread(), never mmap(): a
  * file that shrinks meanwhile is -EIO with a message, not a SIGBUS.  Only
- * the parts that are parsed are read.  @path is only used for messages.
+ * the parts that are parsed are read.  @path (may be NULL) only serves to
+ * recognise a JIT runtime by its file name (shstk_risk_is_jit()).
  *
  * Returns 0 on success and fills @ret (free with shstk_elf_info_done());
  * -ENOEXEC if the file is not ELF at all (no message: this is the common case
@@ -127,13 +119,5 @@ char *shstk_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen
 /* Human names: "exec", "pie", "shlib", "other"; "PT_GNU_PROPERTY", ... */
 const char *shstk_elf_kind_name(enum shstk_elf_kind k);
 const char *shstk_mark_source_name(enum shstk_mark_source s);
-/* Comma-separated names of @risks into @buf ("context,longjmp"); "" when none. */
-char *shstk_risks_format(uint32_t risks, char *buf, size_t buflen);
-/* Parses one risk name; returns the bit or 0. */
-uint32_t shstk_risk_from_name(const char *name);
-
-/* Is @soname one of the known JIT runtime libraries (libnode, libv8, libmozjs,
- * libluajit, libpypy*-c, libjvm, libcoreclr, ...)? */
-bool shstk_soname_is_jit(const char *soname);
 
 #endif

@@ -27,7 +27,7 @@
 
 _Static_assert(SHSTK_RISK_ALL == (1u << SHSTK_RISK_COUNT) - 1, "risk names out of date");
 
-/* Bit order of enum shstk_risk (elfinfo.h). */
+/* Bit order of enum shstk_risk (risk.h). */
 static const char *const risk_names[SHSTK_RISK_COUNT] = {
 	"context", "longjmp", "execstack", "textrel", "jit",
 };

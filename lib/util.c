@@ -5,6 +5,16 @@
 
 #include "util.h"
 
+int64_t shstk_clock_us(clockid_t clock)
+{
+	struct timespec ts;
+
+	/* Cannot fail for a clock the kernel has (EINVAL) and a valid
+	 * pointer (EFAULT). */
+	(void)clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int shstk_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);

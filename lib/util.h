@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -145,6 +146,10 @@ static inline int shstk_pread_full(int fd, void *buf, size_t len, uint64_t off, 
 	*ret_got = got;
 	return r;
 }
+
+/* The time of @clock (CLOCK_REALTIME for a time stored or shown,
+ * CLOCK_MONOTONIC for a duration or a deadline) in microseconds. */
+int64_t shstk_clock_us(clockid_t clock);
 
 struct stat;
 

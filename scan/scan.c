@@ -16,13 +16,11 @@
 #include "pkgdb.h"
 #include "scan-internal.h"
 #include "scan-writer.h"
+#include "util.h"
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)shstk_clock_us(CLOCK_MONOTONIC) / 1e6;
 }
 
 void shstk_scan_roots_free(char **roots, size_t n)

@@ -23,24 +23,9 @@
 #include "decide.h"
 #include "evidence.h"
 #include "publish.h"
+#include "util.h"
 
 #define BUDGET_US 100000
-
-static int64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t real_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -112,7 +97,7 @@ static int one_event(struct shstk_db *db, const struct shstk_policy *p, const ch
 {
 	char exe[64];
 	struct shstk_violation_obs a = {
-		.source = SHSTK_SRC_AUDIT, .time_us = real_us(), .pid = (pid_t)(10000 + i), .tid = (pid_t)(10000 + i),
+		.source = SHSTK_SRC_AUDIT, .time_us = shstk_clock_us(CLOCK_REALTIME), .pid = (pid_t)(10000 + i), .tid = (pid_t)(10000 + i),
 		.comm = "bench", .exe = exe, .ip = 0x401000 + i, .sp = 0x7ffd0000, .ssp = 0x7f000000,
 		.error_code = 1, .kind = "near ret", .mode = "audit", .action = "continued", .source_seq = i + 1,
 	};
@@ -121,7 +106,7 @@ static int one_event(struct shstk_db *db, const struct shstk_policy *p, const ch
 		.sp = a.sp, .ssp = a.ssp, .kind = "near ret", .ip_object = "bench", .ip_offset = 0x1000 + i,
 		.source_seq = 1000000 + i,
 	};
-	int64_t t0 = mono_us(), t1, t2, id;
+	int64_t t0 = shstk_clock_us(CLOCK_MONOTONIC), t1, t2, id;
 	bool created, changed;
 	int r;
 
@@ -129,15 +114,15 @@ static int one_event(struct shstk_db *db, const struct shstk_policy *p, const ch
 	r = shstk_record_violation(db, &a, &id, &created);
 	if (r >= 0)
 		r = shstk_record_violation(db, &k, &id, &created);
-	t1 = mono_us();
+	t1 = shstk_clock_us(CLOCK_MONOTONIC);
 	if (r >= 0)
-		r = shstk_decide_violation(db, p, id, real_us(), &changed);
-	t2 = mono_us();
+		r = shstk_decide_violation(db, p, id, shstk_clock_us(CLOCK_REALTIME), &changed);
+	t2 = shstk_clock_us(CLOCK_MONOTONIC);
 	if (r >= 0)
 		r = shstk_publish(db, p, allowlist, NULL);
 	*t_record = t1 - t0;
 	*t_decide = t2 - t1;
-	*t_publish = mono_us() - t2;
+	*t_publish = shstk_clock_us(CLOCK_MONOTONIC) - t2;
 	return r;
 }
 
@@ -207,14 +192,14 @@ int main(int argc, char **argv)
 	r = shstk_db_open(dbpath, 0, &db);
 	if (r >= 0)
 		r = populate(db, m);
-	t_all = mono_us();
+	t_all = shstk_clock_us(CLOCK_MONOTONIC);
 	if (r >= 0)
-		r = shstk_decide_all(db, p, real_us(), &st);
-	t_all = mono_us() - t_all;
-	t_pub = mono_us();
+		r = shstk_decide_all(db, p, shstk_clock_us(CLOCK_REALTIME), &st);
+	t_all = shstk_clock_us(CLOCK_MONOTONIC) - t_all;
+	t_pub = shstk_clock_us(CLOCK_MONOTONIC);
 	if (r >= 0)
 		r = shstk_publish(db, p, allowlist, NULL);
-	t_pub = mono_us() - t_pub;
+	t_pub = shstk_clock_us(CLOCK_MONOTONIC) - t_pub;
 	for (unsigned i = 0; r >= 0 && i < n; i++) {
 		r = one_event(db, p, allowlist, i, m, &rec.v[i], &dec.v[i], &pub.v[i]);
 		total.v[i] = rec.v[i] + dec.v[i] + pub.v[i];

@@ -36,6 +36,7 @@
 
 #include "allowlist.h"
 #include "elfinfo.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -51,10 +52,7 @@ struct cond {
 
 static double now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return (double)shstk_clock_us(CLOCK_MONOTONIC);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The /proc/PID/status reader (see procstatus.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "procstatus.h"
+#include "util.h"
+
+/* A status file is one or two pages; a thousand groups make it longer. */
+#define STATUS_MAX (1024 * 1024)
+
+static void copy_value(char *dst, size_t size, const char *v, size_t n)
+{
+	snprintf(dst, size, "%.*s", (int)n, v);
+}
+
+/* The decimal @v[0..n) as a number in [0, max]; false if it is not one. */
+static bool parse_number(const char *v, size_t n, int64_t max, int64_t *ret)
+{
+	char buf[32], *end;
+	long long x;
+
+	if (n == 0 || n >= sizeof(buf) || !shstk_is_digit(v[0]))
+		return false;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	errno = 0;
+	x = strtoll(buf, &end, 10);
+	if (errno || *end || x > max)
+		return false;
+	*ret = x;
+	return true;
+}
+
+static bool is_key(const char *line, size_t keylen, const char *key)
+{
+	return strlen(key) == keylen && memcmp(line, key, keylen) == 0;
+}
+
+/* One "Key:\tvalue" line, @n bytes without its newline. */
+static void parse_line(const char *line, size_t n, struct shstk_proc_status *st)
+{
+	const char *colon = memchr(line, ':', n), *v;
+	size_t keylen, vn;
+	int64_t x;
+
+	if (!colon)
+		return;
+	keylen = (size_t)(colon - line);
+	v = colon + 1;
+	vn = n - keylen - 1;
+	while (vn > 0 && (*v == ' ' || *v == '\t'))
+		v++, vn--;
+	while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'))
+		vn--;
+
+	if (is_key(line, keylen, "Name")) {
+		copy_value(st->name, sizeof(st->name), v, vn);
+	} else if (is_key(line, keylen, "Tgid")) {
+		if (parse_number(v, vn, INT_MAX, &x))
+			st->tgid = (pid_t)x;
+	} else if (is_key(line, keylen, "x86_Thread_features")) {
+		st->has_features = true;
+		copy_value(st->features, sizeof(st->features), v, vn);
+	} else if (is_key(line, keylen, "x86_Thread_features_locked")) {
+		st->has_locked = true;
+		copy_value(st->locked, sizeof(st->locked), v, vn);
+	} else if (is_key(line, keylen, "x86_Thread_shstk_violations")) {
+		if (parse_number(v, vn, INT64_MAX, &x))
+			st->violations = x;
+	}
+}
+
+void shstk_proc_status_parse(const char *text, struct shstk_proc_status *ret)
+{
+	*ret = (struct shstk_proc_status){ .tgid = -1, .violations = -1 };
+	while (text && *text) {
+		size_t n = strcspn(text, "\n");
+
+		parse_line(text, n, ret);
+		text += n;
+		text += *text == '\n';
+	}
+}
+
+int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 4096;
+	char path[64];
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negerrno();
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	/* A /proc file has no size to fstat(): read until it ends. */
+	for (;;) {
+		ssize_t k;
+
+		if (len + 1 == cap) {
+			char *b;
+
+			if (cap >= STATUS_MAX)
+				return -EFBIG;
+			b = realloc(buf, cap * 2);
+			if (!b)
+				return -ENOMEM;
+			buf = b;
+			cap *= 2;
+		}
+		k = read(fd, buf + len, cap - 1 - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return negerrno();
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	buf[len] = '\0';
+	shstk_proc_status_parse(buf, ret);
+	return 0;
+}
+
+bool shstk_proc_features_has(const char *features, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = features; p && *p;) {
+		size_t l;
+
+		p += strspn(p, " \t");
+		l = strcspn(p, " \t");
+		if (l == n && n > 0 && memcmp(p, word, n) == 0)
+			return true;
+		p += l;
+	}
+	return false;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * /proc/PID/status as far as shadow stacks are concerned: the lines that
+ * say whether a thread runs with one (x86_Thread_features:, upstream since
+ * 6.6, arch/x86/kernel/cpu/proc.c arch_proc_pid_thread_features()), whether
+ * it is locked (x86_Thread_features_locked:), the violations it took in
+ * audit mode (x86_Thread_shstk_violations:, this project's kernel patch
+ * 0003), and the Name: and Tgid: the callers name a process by.
+ */
+#ifndef SHSTK_PROCSTATUS_H
+#define SHSTK_PROCSTATUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct shstk_proc_status {
+	char name[64];       /* Name: (the kernel escapes it), "" if absent */
+	pid_t tgid;          /* Tgid:, -1 if absent */
+	bool has_features;   /* the kernel shows x86_Thread_features: at all
+	                      * (CONFIG_X86_USER_SHADOW_STACK) */
+	char features[128];  /* x86_Thread_features: "shstk wrss audit", "" if none */
+	bool has_locked;
+	char locked[128];    /* x86_Thread_features_locked: */
+	int64_t violations;  /* x86_Thread_shstk_violations:, -1 if absent */
+};
+
+/*
+ * Parses the text of a status file.  Values are taken without the blanks
+ * around them (the kernel ends each feature name with a space); a value
+ * longer than its field is cut; an unknown line is skipped, and so is a
+ * number that does not parse.  Never fails.
+ */
+void shstk_proc_status_parse(const char *text, struct shstk_proc_status *ret);
+
+/*
+ * Reads /proc/@pid/status, or /proc/@pid/task/@tid/status when @tid > 0
+ * (features are per thread), and parses it.  Returns 0, or -errno when
+ * the file cannot be read (-ENOENT: the process is gone); @ret is written
+ * only on success.
+ */
+int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret);
+
+/* Is @word one of the blank-separated names of @features ("shstk wrss")? */
+bool shstk_proc_features_has(const char *features, const char *word);
+
+#endif
