@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "coredump.h"
+#include "le.h"
 
 /* ELF64 layout (include/uapi/linux/elf.h), read field by field: the buffer
  * has no alignment guarantee. */
@@ -30,21 +31,6 @@
 #define PRPSINFO_FNAME 40
 #define SIGINFO_ADDR 16
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 /* [off, off+n) inside [0, len) without overflow. */
 static bool in_bounds(uint64_t off, uint64_t n, uint64_t len)
 {
@@ -60,15 +46,15 @@ static int check_ehdr(const uint8_t *buf, size_t len, uint64_t *ret_phoff, unsig
 		shstk_err_set(err, "not a 64-bit little-endian ELF file");
 		return -EBADMSG;
 	}
-	if (get16(buf + 16) != 4 || get16(buf + 18) != 62 || get16(buf + 54) != PHDR_SIZE) {
-		shstk_err_set(err, "not an x86-64 core (type %u, machine %u)", get16(buf + 16), get16(buf + 18));
+	if (shstk_get_le16(buf + 16) != 4 || shstk_get_le16(buf + 18) != 62 || shstk_get_le16(buf + 54) != PHDR_SIZE) {
+		shstk_err_set(err, "not an x86-64 core (type %u, machine %u)", shstk_get_le16(buf + 16), shstk_get_le16(buf + 18));
 		return -EBADMSG;
 	}
-	phnum = get16(buf + 56);
+	phnum = shstk_get_le16(buf + 56);
 	/* With more than 65534 mappings the real count is in section header 0,
 	 * which Linux writes at the very end; the notes are always phdr 0. */
 	*ret_phnum = phnum == PN_XNUM_ ? 1 : phnum;
-	*ret_phoff = get64(buf + 32);
+	*ret_phoff = shstk_get_le64(buf + 32);
 	if (!in_bounds(*ret_phoff, (uint64_t)*ret_phnum * PHDR_SIZE, SHSTK_CORE_PREFIX_MAX)) {
 		shstk_err_set(err, "program headers at %#llx out of bounds", (unsigned long long)*ret_phoff);
 		return -EBADMSG;
@@ -92,9 +78,9 @@ int shstk_core_need(const uint8_t *buf, size_t len, size_t *ret_need, struct shs
 	}
 	for (unsigned i = 0; i < phnum; i++) {
 		const uint8_t *ph = buf + phoff + (uint64_t)i * PHDR_SIZE;
-		uint64_t off = get64(ph + 8), sz = get64(ph + 32);
+		uint64_t off = shstk_get_le64(ph + 8), sz = shstk_get_le64(ph + 32);
 
-		if (get32(ph) != PT_NOTE_)
+		if (shstk_get_le32(ph) != PT_NOTE_)
 			continue;
 		if (!in_bounds(off, sz, SHSTK_CORE_PREFIX_MAX)) {
 			shstk_err_set(err, "PT_NOTE %u at %#llx+%#llx beyond the %u MiB the helper reads", i,
@@ -113,10 +99,10 @@ static void note_prstatus(const uint8_t *d, uint32_t n, struct shstk_core_info *
 	if (ci->have_prstatus || n < PRSTATUS_MIN)
 		return; /* only the first thread's: the one that dumped */
 	ci->have_prstatus = true;
-	ci->signo = get16(d + PRSTATUS_CURSIG);
-	ci->pid = (pid_t)get32(d + PRSTATUS_PID);
-	ci->rip = get64(d + PRSTATUS_RIP);
-	ci->rsp = get64(d + PRSTATUS_RSP);
+	ci->signo = shstk_get_le16(d + PRSTATUS_CURSIG);
+	ci->pid = (pid_t)shstk_get_le32(d + PRSTATUS_PID);
+	ci->rip = shstk_get_le64(d + PRSTATUS_RIP);
+	ci->rsp = shstk_get_le64(d + PRSTATUS_RSP);
 }
 
 static void note_one(uint32_t type, const uint8_t *name, uint32_t namesz, const uint8_t *d, uint32_t n,
@@ -134,17 +120,17 @@ static void note_one(uint32_t type, const uint8_t *name, uint32_t namesz, const 
 		ci->fname[16] = 0;
 	} else if (core && type == SHSTK_NT_SIGINFO && n >= SIGINFO_ADDR + 8 && !ci->have_siginfo) {
 		ci->have_siginfo = true;
-		ci->info_signo = (int)get32(d);
-		ci->info_errno = (int)get32(d + 4);
-		ci->info_code = (int)get32(d + 8);
-		ci->info_addr = get64(d + SIGINFO_ADDR);
+		ci->info_signo = (int)shstk_get_le32(d);
+		ci->info_errno = (int)shstk_get_le32(d + 4);
+		ci->info_code = (int)shstk_get_le32(d + 8);
+		ci->info_addr = shstk_get_le64(d + SIGINFO_ADDR);
 	} else if (core && type == SHSTK_NT_FILE && !ci->files) {
 		ci->files = d;
 		ci->files_len = n;
 	} else if (linux_ && type == SHSTK_NT_X86_SHSTK && n >= 8 && *prstatus_seen == 1 && !ci->have_ssp) {
 		/* A regset note belongs to the NT_PRSTATUS before it. */
 		ci->have_ssp = true;
-		ci->ssp = get64(d);
+		ci->ssp = shstk_get_le64(d);
 	}
 }
 
@@ -154,7 +140,7 @@ static int parse_notes(const uint8_t *p, uint64_t len, uint64_t base, unsigned *
 	uint64_t off = 0;
 
 	while (len - off >= 12) {
-		uint32_t namesz = get32(p + off), descsz = get32(p + off + 4), type = get32(p + off + 8);
+		uint32_t namesz = shstk_get_le32(p + off), descsz = shstk_get_le32(p + off + 4), type = shstk_get_le32(p + off + 8);
 		uint64_t name_off = off + 12, desc_off = name_off + (((uint64_t)namesz + 3) & ~3ull);
 		uint64_t next = desc_off + (((uint64_t)descsz + 3) & ~3ull);
 
@@ -184,9 +170,9 @@ int shstk_core_parse(const uint8_t *buf, size_t len, struct shstk_core_info *ret
 	}
 	for (unsigned i = 0; i < phnum; i++) {
 		const uint8_t *ph = buf + phoff + (uint64_t)i * PHDR_SIZE;
-		uint64_t off = get64(ph + 8), sz = get64(ph + 32);
+		uint64_t off = shstk_get_le64(ph + 8), sz = shstk_get_le64(ph + 32);
 
-		if (get32(ph) != PT_NOTE_)
+		if (shstk_get_le32(ph) != PT_NOTE_)
 			continue;
 		if (!in_bounds(off, sz, len)) {
 			shstk_err_set(err, "PT_NOTE %u at %#llx+%#llx beyond the %zu bytes read", i,
@@ -210,9 +196,9 @@ int shstk_core_vaddr_offset(const uint8_t *buf, size_t len, uint64_t vaddr, size
 		return 0;
 	for (unsigned i = 0; i < phnum; i++) {
 		const uint8_t *ph = buf + phoff + (uint64_t)i * PHDR_SIZE;
-		uint64_t off = get64(ph + 8), va = get64(ph + 16), filesz = get64(ph + 32);
+		uint64_t off = shstk_get_le64(ph + 8), va = shstk_get_le64(ph + 16), filesz = shstk_get_le64(ph + 32);
 
-		if (get32(ph) != PT_LOAD_ || vaddr < va || !in_bounds(vaddr - va, n, filesz))
+		if (shstk_get_le32(ph) != PT_LOAD_ || vaddr < va || !in_bounds(vaddr - va, n, filesz))
 			continue;
 		/* The caller adds @n to the offset: keep that from wrapping too. */
 		if (off > UINT64_MAX - n - (vaddr - va))
@@ -234,14 +220,14 @@ int shstk_core_file_at(const struct shstk_core_info *info, uint64_t addr, char *
 
 	if (!d || info->files_len < 16)
 		return 0;
-	count = get64(d);
-	page = get64(d + 8);
+	count = shstk_get_le64(d);
+	page = shstk_get_le64(d + 8);
 	if (count > (info->files_len - 16) / 24 || page == 0 || page > (1u << 30))
 		return 0;
 	for (uint64_t i = 0; i < count && hit < 0; i++) {
 		const uint8_t *e = d + 16 + i * 24;
 
-		if (addr >= get64(e) && addr < get64(e + 8))
+		if (addr >= shstk_get_le64(e) && addr < shstk_get_le64(e + 8))
 			hit = (long)i;
 	}
 	if (hit < 0)
@@ -251,7 +237,7 @@ int shstk_core_file_at(const struct shstk_core_info *info, uint64_t addr, char *
 	for (long i = 0; names < end; i++) {
 		const uint8_t *z = memchr(names, 0, (size_t)(end - names));
 		const uint8_t *e = d + 16 + (uint64_t)hit * 24;
-		uint64_t pgoff = get64(e + 16);
+		uint64_t pgoff = shstk_get_le64(e + 16);
 
 		if (!z)
 			return 0;
@@ -259,7 +245,7 @@ int shstk_core_file_at(const struct shstk_core_info *info, uint64_t addr, char *
 			if ((size_t)(z - names) >= namesz || pgoff > UINT64_MAX / page)
 				return 0;
 			memcpy(name, names, (size_t)(z - names) + 1);
-			*ret_offset = addr - get64(e) + pgoff * page;
+			*ret_offset = addr - shstk_get_le64(e) + pgoff * page;
 			return 1;
 		}
 		names = z + 1;

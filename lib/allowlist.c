@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "allowlist.h"
+#include "le.h"
 
 /* ---- CRC-32C (Castagnoli, reflected 0x82F63B78, init and xorout ~0) ---- */
 
@@ -72,41 +73,6 @@ uint32_t shstk_crc32c(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-/* ---- little-endian field access (no alignment assumptions) ---- */
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* ---- keys ---- */
 
 /*
@@ -140,10 +106,10 @@ void shstk_al_key_file(struct shstk_al_key *ret, uint64_t dev, uint64_t ino, uin
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = SHSTK_AL_KEY_FILE;
 	ret->len = SHSTK_AL_FILE_KEY_LEN;
-	put64(ret->bytes, dev);
-	put64(ret->bytes + 8, ino);
-	put64(ret->bytes + 16, size);
-	put64(ret->bytes + 24, mtime_ns);
+	shstk_put_le64(ret->bytes, dev);
+	shstk_put_le64(ret->bytes + 8, ino);
+	shstk_put_le64(ret->bytes + 16, size);
+	shstk_put_le64(ret->bytes + 24, mtime_ns);
 }
 
 /* The on-disk sort key is the first 66 bytes of an entry: kind, len, key. */
@@ -201,33 +167,33 @@ int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct 
 		shstk_err_set(err, "offset 0: bad magic, not an allowlist");
 		return -EBADMSG;
 	}
-	if (get16(p + 8) != SHSTK_AL_VERSION) {
+	if (shstk_get_le16(p + 8) != SHSTK_AL_VERSION) {
 		shstk_err_set(err, "offset 8: unsupported version %u (this reader knows %d)",
-			      get16(p + 8), SHSTK_AL_VERSION);
+			      shstk_get_le16(p + 8), SHSTK_AL_VERSION);
 		return -EBADMSG;
 	}
 	memcpy(hdr, p, sizeof(hdr));
 	memset(hdr + 52, 0, 4);
-	if (shstk_crc32c(0, hdr, sizeof(hdr)) != get32(p + 52)) {
+	if (shstk_crc32c(0, hdr, sizeof(hdr)) != shstk_get_le32(p + 52)) {
 		shstk_err_set(err, "offset 52: header checksum mismatch");
 		return -EBADMSG;
 	}
-	if (get16(p + 10) != SHSTK_AL_HEADER_SIZE || get16(p + 12) != SHSTK_AL_ENTRY_SIZE ||
-	    get16(p + 14) != SHSTK_AL_BLOCK_LEN) {
+	if (shstk_get_le16(p + 10) != SHSTK_AL_HEADER_SIZE || shstk_get_le16(p + 12) != SHSTK_AL_ENTRY_SIZE ||
+	    shstk_get_le16(p + 14) != SHSTK_AL_BLOCK_LEN) {
 		shstk_err_set(err, "offset 10: unexpected header/entry/block size %u/%u/%u",
-			      get16(p + 10), get16(p + 12), get16(p + 14));
+			      shstk_get_le16(p + 10), shstk_get_le16(p + 12), shstk_get_le16(p + 14));
 		return -EBADMSG;
 	}
-	if (get32(p + 36) & ~SHSTK_AL_F_ALL) {
-		shstk_err_set(err, "offset 36: unknown flags 0x%x", get32(p + 36));
+	if (shstk_get_le32(p + 36) & ~SHSTK_AL_F_ALL) {
+		shstk_err_set(err, "offset 36: unknown flags 0x%x", shstk_get_le32(p + 36));
 		return -EBADMSG;
 	}
-	if (get64(p + 56) != 0) {
+	if (shstk_get_le64(p + 56) != 0) {
 		shstk_err_set(err, "offset 56: reserved field not zero");
 		return -EBADMSG;
 	}
-	count = get32(p + 40);
-	nblocks = get32(p + 44);
+	count = shstk_get_le32(p + 40);
+	nblocks = shstk_get_le32(p + 44);
 	if (count > SHSTK_AL_MAX_ENTRIES) {
 		shstk_err_set(err, "offset 40: %u entries, more than the limit %u", count,
 			      SHSTK_AL_MAX_ENTRIES);
@@ -256,13 +222,13 @@ int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct 
 	*ret = (struct shstk_allowlist){
 		.map = p,
 		.size = size,
-		.generation = get64(p + 16),
-		.created = (int64_t)get64(p + 24),
-		.stage = get32(p + 32),
-		.flags = get32(p + 36),
+		.generation = shstk_get_le64(p + 16),
+		.created = (int64_t)shstk_get_le64(p + 24),
+		.stage = shstk_get_le32(p + 32),
+		.flags = shstk_get_le32(p + 36),
 		.count = count,
 		.nblocks = nblocks,
-		.body_crc = get32(p + 48),
+		.body_crc = shstk_get_le32(p + 48),
 		.table = p + SHSTK_AL_HEADER_SIZE,
 		.entries = p + SHSTK_AL_HEADER_SIZE + table_size(nblocks),
 	};
@@ -283,14 +249,14 @@ static bool block_ok(const struct shstk_allowlist *al, uint32_t b)
 	const uint8_t *start = entry_ptr(al, b * SHSTK_AL_BLOCK_LEN);
 
 	return shstk_crc32c(0, start, (size_t)block_entries(al, b) * SHSTK_AL_ENTRY_SIZE) ==
-	       get32(al->table + (size_t)b * 4);
+	       shstk_get_le32(al->table + (size_t)b * 4);
 }
 
 /* Field checks of one entry whose block checksum is already known good. */
 static bool entry_ok(const uint8_t *e)
 {
 	return key_valid(e[0], e[1], e + 2) && e[66] <= SHSTK_DECISION_MAX &&
-	       (e[67] & ~SHSTK_AL_E_ALL) == 0 && get32(e + 68) == 0;
+	       (e[67] & ~SHSTK_AL_E_ALL) == 0 && shstk_get_le32(e + 68) == 0;
 }
 
 int shstk_allowlist_verify(const struct shstk_allowlist *al, struct shstk_err *err)
@@ -561,24 +527,24 @@ static int build_image(const struct shstk_al_header_params *params, const struct
 		size_t first = (size_t)b * SHSTK_AL_BLOCK_LEN;
 		size_t len = n - first < SHSTK_AL_BLOCK_LEN ? n - first : SHSTK_AL_BLOCK_LEN;
 
-		put32(tab + (size_t)b * 4,
+		shstk_put_le32(tab + (size_t)b * 4,
 		      shstk_crc32c(0, ent + first * SHSTK_AL_ENTRY_SIZE, len * SHSTK_AL_ENTRY_SIZE));
 	}
 	if (created == 0)
 		created = (int64_t)time(NULL);
 	memcpy(buf, SHSTK_AL_MAGIC, 8);
-	put16(buf + 8, SHSTK_AL_VERSION);
-	put16(buf + 10, SHSTK_AL_HEADER_SIZE);
-	put16(buf + 12, SHSTK_AL_ENTRY_SIZE);
-	put16(buf + 14, SHSTK_AL_BLOCK_LEN);
-	put64(buf + 16, params->generation);
-	put64(buf + 24, (uint64_t)created);
-	put32(buf + 32, params->stage);
-	put32(buf + 36, params->flags);
-	put32(buf + 40, (uint32_t)n);
-	put32(buf + 44, nblocks);
-	put32(buf + 48, shstk_crc32c(0, tab, (size_t)nblocks * 4));
-	put32(buf + 52, shstk_crc32c(0, buf, SHSTK_AL_HEADER_SIZE));
+	shstk_put_le16(buf + 8, SHSTK_AL_VERSION);
+	shstk_put_le16(buf + 10, SHSTK_AL_HEADER_SIZE);
+	shstk_put_le16(buf + 12, SHSTK_AL_ENTRY_SIZE);
+	shstk_put_le16(buf + 14, SHSTK_AL_BLOCK_LEN);
+	shstk_put_le64(buf + 16, params->generation);
+	shstk_put_le64(buf + 24, (uint64_t)created);
+	shstk_put_le32(buf + 32, params->stage);
+	shstk_put_le32(buf + 36, params->flags);
+	shstk_put_le32(buf + 40, (uint32_t)n);
+	shstk_put_le32(buf + 44, nblocks);
+	shstk_put_le32(buf + 48, shstk_crc32c(0, tab, (size_t)nblocks * 4));
+	shstk_put_le32(buf + 52, shstk_crc32c(0, buf, SHSTK_AL_HEADER_SIZE));
 	(void)err;
 	*ret_buf = buf;
 	*ret_size = size;

@@ -7,17 +7,7 @@
 #include <string.h>
 
 #include "event.h"
-
-static void put32le(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32le(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
+#include "le.h"
 
 size_t shstk_ev_encode(const struct shstk_event *ev, uint8_t *buf)
 {
@@ -26,20 +16,20 @@ size_t shstk_ev_encode(const struct shstk_event *ev, uint8_t *buf)
 	if (name_len > SHSTK_EV_NAME_MAX)
 		name_len = SHSTK_EV_NAME_MAX; /* the tail of a path is the informative part */
 	memset(buf, 0, SHSTK_EV_HEADER_SIZE);
-	put32le(buf + 0, SHSTK_EV_MAGIC);
+	shstk_put_le32(buf + 0, SHSTK_EV_MAGIC);
 	buf[4] = SHSTK_EV_VERSION;
 	buf[5] = ev->type;
 	buf[6] = ev->decision;
 	buf[7] = ev->applied;
-	put32le(buf + 8, ev->pid);
+	shstk_put_le32(buf + 8, ev->pid);
 	buf[12] = ev->source;
 	buf[13] = ev->enabled_by;
 	buf[14] = ev->key.kind;
 	buf[15] = ev->key.kind ? ev->key.len : 0;
-	put32le(buf + 16, ev->flags);
-	put32le(buf + 20, (uint32_t)ev->err);
-	put32le(buf + 24, (uint32_t)ev->generation);
-	put32le(buf + 28, (uint32_t)(ev->generation >> 32));
+	shstk_put_le32(buf + 16, ev->flags);
+	shstk_put_le32(buf + 20, (uint32_t)ev->err);
+	shstk_put_le32(buf + 24, (uint32_t)ev->generation);
+	shstk_put_le32(buf + 28, (uint32_t)(ev->generation >> 32));
 	if (ev->key.kind)
 		memcpy(buf + 32, ev->key.bytes, SHSTK_AL_KEY_MAX);
 	buf[96] = (uint8_t)name_len;
@@ -55,7 +45,7 @@ int shstk_ev_decode(const uint8_t *buf, size_t len, struct shstk_event *ret)
 {
 	size_t name_len;
 
-	if (len < SHSTK_EV_HEADER_SIZE || get32le(buf) != SHSTK_EV_MAGIC || buf[4] != SHSTK_EV_VERSION)
+	if (len < SHSTK_EV_HEADER_SIZE || shstk_get_le32(buf) != SHSTK_EV_MAGIC || buf[4] != SHSTK_EV_VERSION)
 		return -EBADMSG;
 	name_len = (size_t)buf[96] | (size_t)buf[97] << 8;
 	if (name_len > SHSTK_EV_NAME_MAX || len != SHSTK_EV_HEADER_SIZE + name_len ||
@@ -65,15 +55,15 @@ int shstk_ev_decode(const uint8_t *buf, size_t len, struct shstk_event *ret)
 	ret->type = buf[5];
 	ret->decision = buf[6];
 	ret->applied = buf[7];
-	ret->pid = get32le(buf + 8);
+	ret->pid = shstk_get_le32(buf + 8);
 	ret->source = buf[12];
 	ret->enabled_by = buf[13];
 	ret->key.kind = buf[14];
 	ret->key.len = buf[15];
 	memcpy(ret->key.bytes, buf + 32, SHSTK_AL_KEY_MAX);
-	ret->flags = get32le(buf + 16);
-	ret->err = (int32_t)get32le(buf + 20);
-	ret->generation = (uint64_t)get32le(buf + 24) | (uint64_t)get32le(buf + 28) << 32;
+	ret->flags = shstk_get_le32(buf + 16);
+	ret->err = (int32_t)shstk_get_le32(buf + 20);
+	ret->generation = (uint64_t)shstk_get_le32(buf + 24) | (uint64_t)shstk_get_le32(buf + 28) << 32;
 	ret->listed = buf[98];
 	ret->name = name_len ? (const char *)buf + SHSTK_EV_HEADER_SIZE : NULL;
 	ret->name_len = name_len;

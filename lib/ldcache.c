@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ldcache.h"
+#include "le.h"
 
 #define CACHEMAGIC "ld.so-1.7.0"
 #define CACHEMAGIC_VERSION_NEW "glibc-ld.so.cache1.1"
@@ -65,22 +66,6 @@ struct shstk_ldcache {
 	size_t n;
 	bool new_format;
 };
-
-static uint32_t rd32(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint64_t rd64(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
 
 /*
  * glibc elf/dl-cache.c _dl_cache_libcmp(): runs of digits compare
@@ -157,11 +142,11 @@ static int load_extensions(const struct shstk_ldcache *c, size_t base, uint32_t 
 		shstk_err_set(err, "extension directory at 0x%x past end of file (size 0x%zx)", ext_off, c->len);
 		return -EBADMSG;
 	}
-	if (rd32(c->buf + ext_off) != EXT_MAGIC) {
-		shstk_err_set(err, "extension directory at 0x%x: bad magic 0x%08x", ext_off, rd32(c->buf + ext_off));
+	if (shstk_get_le32(c->buf + ext_off) != EXT_MAGIC) {
+		shstk_err_set(err, "extension directory at 0x%x: bad magic 0x%08x", ext_off, shstk_get_le32(c->buf + ext_off));
 		return -EBADMSG;
 	}
-	count = rd32(c->buf + ext_off + 4);
+	count = shstk_get_le32(c->buf + ext_off + 4);
 	end = (uint64_t)ext_off + EXT_HEADER_SIZE + (uint64_t)count * EXT_SECTION_SIZE;
 	if (end > c->len) {
 		shstk_err_set(err, "extension directory at 0x%x: %u sections past end of file (size 0x%zx)",
@@ -170,7 +155,7 @@ static int load_extensions(const struct shstk_ldcache *c, size_t base, uint32_t 
 	}
 	for (uint32_t i = 0; i < count; i++) {
 		const char *s = c->buf + ext_off + EXT_HEADER_SIZE + (size_t)i * EXT_SECTION_SIZE;
-		uint32_t tag = rd32(s), off = rd32(s + 8), size = rd32(s + 12);
+		uint32_t tag = shstk_get_le32(s), off = shstk_get_le32(s + 8), size = shstk_get_le32(s + 12);
 
 		if ((uint64_t)off + size > c->len) {
 			shstk_err_set(err, "extension section %u: offset 0x%x size 0x%x past end of file (size 0x%zx)",
@@ -186,10 +171,10 @@ static int load_extensions(const struct shstk_ldcache *c, size_t base, uint32_t 
 		for (uint32_t k = 0; k < size / 4; k++) {
 			/* ldconfig writes these relative to the new header, which
 			 * is the file start for every cache glibc 2.32+ writes. */
-			names[k] = table_string(c->buf + base, c->len - base, rd32(c->buf + off + 4 * (size_t)k));
+			names[k] = table_string(c->buf + base, c->len - base, shstk_get_le32(c->buf + off + 4 * (size_t)k));
 			if (!names[k]) {
 				shstk_err_set(err, "glibc-hwcaps name %u: string offset 0x%x out of bounds",
-					      k, rd32(c->buf + off + 4 * (size_t)k));
+					      k, shstk_get_le32(c->buf + off + 4 * (size_t)k));
 				free(names);
 				return -EBADMSG;
 			}
@@ -211,17 +196,17 @@ static int parse_entries(struct shstk_ldcache *c, size_t first, uint32_t nlibs, 
 		const char *p = c->buf + first + (size_t)i * entsize;
 		struct ldc_entry *e = &c->e[i];
 
-		e->flags = (int32_t)rd32(p);
-		e->key = table_string(strtab, strsize, rd32(p + 4));
-		e->value = table_string(strtab, strsize, rd32(p + 8));
+		e->flags = (int32_t)shstk_get_le32(p);
+		e->key = table_string(strtab, strsize, shstk_get_le32(p + 4));
+		e->value = table_string(strtab, strsize, shstk_get_le32(p + 8));
 		if (!e->key || !e->value) {
 			shstk_err_set(err, "entry %u at 0x%zx: %s offset 0x%x outside the string table (size 0x%zx)",
 				      i, first + (size_t)i * entsize, e->key ? "path" : "name",
-				      rd32(p + (e->key ? 8 : 4)), strsize);
+				      shstk_get_le32(p + (e->key ? 8 : 4)), strsize);
 			return -EBADMSG;
 		}
 		if (entsize == NEW_ENTRY_SIZE) {
-			e->hwcap = rd64(p + 16);
+			e->hwcap = shstk_get_le64(p + 16);
 			/* dl-cache.h dl_cache_hwcap_extension(): only bit 62 set in the
 			 * upper half, ignoring the ISA level bits. */
 			e->hwcaps_ext = ((e->hwcap >> 32) & ~HWCAP_ISA_LEVEL_MASK) == (HWCAP_EXTENSION >> 32);
@@ -259,7 +244,7 @@ static int parse_new(struct shstk_ldcache *c, size_t base, struct shstk_err *err
 		shstk_err_set(err, "new-format header at 0x%zx truncated (file size 0x%zx)", base, c->len);
 		return -EBADMSG;
 	}
-	nlibs = rd32(h + 20);
+	nlibs = shstk_get_le32(h + 20);
 	flags = (uint8_t)h[28];
 	if (flags != 0 && (flags & ENDIAN_MASK) != ENDIAN_LITTLE) {
 		shstk_err_set(err, "cache flags 0x%x: not a little-endian cache", flags);
@@ -270,7 +255,7 @@ static int parse_new(struct shstk_ldcache *c, size_t base, struct shstk_err *err
 			      nlibs, base + NEW_HEADER_SIZE, c->len);
 		return -EBADMSG;
 	}
-	r = load_extensions(c, base, rd32(h + 32), &hw, err);
+	r = load_extensions(c, base, shstk_get_le32(h + 32), &hw, err);
 	if (r < 0) {
 		free(hw.name);
 		return r;
@@ -294,7 +279,7 @@ static int parse(struct shstk_ldcache *c, struct shstk_err *err)
 		shstk_err_set(err, "no ld.so.cache magic (file size 0x%zx)", c->len);
 		return -EBADMSG;
 	}
-	nlibs = rd32(c->buf + 12);
+	nlibs = shstk_get_le32(c->buf + 12);
 	if ((c->len - OLD_HEADER_SIZE) / OLD_ENTRY_SIZE < nlibs) {
 		shstk_err_set(err, "%u old-format entries run past end of file (size 0x%zx)", nlibs, c->len);
 		return -EBADMSG;
