@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procmaps.h"
 #include "shstkd.h"
 
 #define SNAPS 64
@@ -53,18 +54,6 @@ void shstk_maps_forget_all(void)
 	snap_next = 0;
 }
 
-/* One line of /proc/PID/maps: 1 and the fields, 0 if malformed. */
-static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *off, char perms[5], char **name)
-{
-	int at = 0;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %*x:%*x %*u %n", start, end, perms, off, &at) < 4)
-		return 0;
-	line[strcspn(line, "\n")] = 0;
-	*name = at > 0 ? line + at : NULL;
-	return 1;
-}
-
 int shstk_maps_snapshot_file(pid_t pid, const char *maps_path)
 {
 	_cleanup_fclose_ FILE *f = fopen(maps_path, "re");
@@ -74,22 +63,21 @@ int shstk_maps_snapshot_file(pid_t pid, const char *maps_path)
 	if (!f)
 		return negerrno();
 	while (fgets(line, sizeof(line), f) && sn.n < SNAP_MAX_MAPS) {
-		uint64_t start, end, off;
-		char perms[5], *name;
+		struct shstk_procmap pm;
 		struct snap_map *m;
 
-		if (!parse_line(line, &start, &end, &off, perms, &name) || perms[2] != 'x' || !name || name[0] != '/')
+		if (!shstk_procmaps_parse_line(line, &pm) || pm.perms[2] != 'x' || pm.name[0] != '/')
 			continue;
 		m = realloc(sn.m, (sn.n + 1) * sizeof(*m));
 		if (!m)
 			break;
 		sn.m = m;
-		m[sn.n].path = strdup(name);
+		m[sn.n].path = strdup(pm.name);
 		if (!m[sn.n].path)
 			break;
-		m[sn.n].start = start;
-		m[sn.n].end = end;
-		m[sn.n].off = off;
+		m[sn.n].start = pm.start;
+		m[sn.n].end = pm.end;
+		m[sn.n].off = pm.offset;
 		sn.n++;
 	}
 	if (sn.n == 0) {
@@ -137,34 +125,10 @@ static int snap_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint
 
 int shstk_maps_lookup(pid_t pid, uint64_t addr, char *path, size_t pathsz, uint64_t *ret_offset)
 {
-	_cleanup_fclose_ FILE *f = NULL;
-	char fn[64], line[4096 + 128];
-	bool any = false;
+	int r = shstk_procmaps_find(pid, addr, path, pathsz, ret_offset);
 
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return negerrno();
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end, off;
-		char perms[5], *name;
-
-		if (!parse_line(line, &start, &end, &off, perms, &name))
-			continue;
-		any = true;
-		if (addr < start || addr >= end)
-			continue;
-		/* Anonymous memory (JIT code, the shadow stack) has no object. */
-		if (!name || name[0] != '/')
-			return 0;
-		if (strlen(name) >= pathsz)
-			return -ENAMETOOLONG;
-		strcpy(path, name);
-		*ret_offset = addr - start + off;
-		return 1;
-	}
-	/* An exiting process (a zombie) has no mappings left. */
-	return any ? 0 : -ESRCH;
+	/* Anonymous memory (JIT code, the shadow stack) has no object. */
+	return r > 0 && path[0] != '/' ? 0 : r;
 }
 
 int shstk_maps_read_ret(pid_t pid, uint64_t ssp, uint64_t *ret)

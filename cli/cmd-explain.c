@@ -293,8 +293,7 @@ static int live(const char *root, const char *path, struct explanation *e)
 		row.idx = (uint32_t)i;
 		r = add_row(e, &row);
 		if (r >= 0 && i > 0 && c.entries[i].obj && c.entries[i].obj->error == 0 &&
-		    shstk_soname_is_jit(c.entries[i].obj->info.soname ? c.entries[i].obj->info.soname
-								       : c.entries[i].name))
+		    shstk_object_is_jit(c.entries[i].obj))
 			r = add_risk(e, "jit", c.entries[i].name);
 	}
 	if (r >= 0 && o->info.exec_stack)

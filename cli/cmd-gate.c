@@ -225,12 +225,7 @@ static int audit_elf(struct gate_ctx *c, struct gate_package *p, const char *pat
 	}
 	b->kind = shstk_elf_kind_name(info.kind);
 	b->marked = info.elf_class == 2 /* ELFCLASS64 */ && shstk_elf_is_shstk(&info);
-	b->risks = info.risks;
-	for (size_t i = 0; i < info.n_needed; i++)
-		if (shstk_soname_is_jit(info.needed[i]))
-			b->risks |= SHSTK_RISK_JIT;
-	if (info.soname && shstk_soname_is_jit(info.soname))
-		b->risks |= SHSTK_RISK_JIT;
+	b->risks = info.risks; /* a JIT runtime, itself or needed, included (risk.c) */
 	shstk_build_id_hex(info.build_id, info.build_id_len, b->build_id, sizeof(b->build_id));
 	/* Every ELF file is staged: a marked binary's closure may run through
 	 * the package's unmarked libraries. */

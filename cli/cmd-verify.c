@@ -24,6 +24,7 @@
 #include "config.h"
 #include "elfinfo.h"
 #include "evidence.h"
+#include "procmaps.h"
 #include "procstatus.h"
 
 /* ABI constants, defined here so that the file builds with any kernel headers:
@@ -261,30 +262,15 @@ static int exe_identity(pid_t pid, char *exe, size_t exelen, char *id, size_t id
 	return 0;
 }
 
-/* Which mapping of @pid holds @addr: its path and the file offset of @addr. */
+/* Which mapping of @pid holds @addr: its name ("[anonymous]" for JIT code
+ * and other memory without one) and the file offset of @addr. */
 static bool addr_object(pid_t pid, uint64_t addr, char *obj, size_t objlen, uint64_t *ret_off)
 {
-	char path[64], line[4352];
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (shstk_procmaps_find(pid, addr, obj, objlen, ret_off) <= 0)
 		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		int name_at = 0;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &off, &name_at) < 3)
-			continue;
-		if (addr < start || addr >= end)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(obj, objlen, "%s", name_at > 0 && line[name_at] ? line + name_at : "[anonymous]");
-		*ret_off = addr - start + off;
-		return true;
-	}
-	return false;
+	if (!obj[0])
+		snprintf(obj, objlen, "[anonymous]");
+	return true;
 }
 
 static void read_text(pid_t pid, const char *what, char *buf, size_t len)
