@@ -116,6 +116,48 @@ static int add_risk(struct explanation *e, const char *kind, const char *detail)
 	return 0;
 }
 
+static int add_risk_cb(const char *kind, const char *detail, void *ud)
+{
+	return add_risk(ud, kind, detail);
+}
+
+static int cmp_risk(const void *a, const void *b)
+{
+	const struct risk_detail *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+
+	return c ? c : strcmp(x->detail ? x->detail : "", y->detail ? y->detail : "");
+}
+
+/*
+ * Completes the risk rows: the JIT runtimes further down the closure (a
+ * library that loads libnode, say), which the object's own rows do not
+ * name, then all in (kind, detail) order, so that they read the same
+ * whether the closure came from the database or was computed now.
+ */
+static int finish_risks(struct explanation *e)
+{
+	for (size_t i = 1; i < e->n_rows; i++) {
+		const struct shstk_db_closure_row *row = &e->rows[i];
+		bool known = false;
+
+		if (!row->resolved_path || !shstk_risk_is_jit(row->soname, row->resolved_path))
+			continue;
+		for (size_t k = 0; k < e->n_risk_details && !known; k++)
+			known = strcmp(e->risk_details[k].kind, "jit") == 0 && e->risk_details[k].detail &&
+				strcmp(e->risk_details[k].detail, row->name) == 0;
+		if (!known) {
+			int r = add_risk(e, "jit", row->name);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	if (e->n_risk_details > 1)
+		qsort(e->risk_details, e->n_risk_details, sizeof(*e->risk_details), cmp_risk);
+	return 0;
+}
+
 /* Copies the strings of a row the database lends for the callback's duration. */
 static void keep_object(struct explanation *e, const struct shstk_db_object *o)
 {
@@ -190,6 +232,8 @@ static int from_db(struct shstk_db *db, const char *path, const struct stat *st,
 		r = shstk_db_closure_foreach(db, s.id, on_row, e);
 	if (r >= 0)
 		r = shstk_db_risks_foreach(db, s.id, on_risk, e);
+	if (r >= 0)
+		r = finish_risks(e);
 	if (r < 0)
 		return r;
 	e->source = shstkctl_strpool_keep(&e->pool, "database (last scan)");
@@ -238,6 +282,7 @@ static int live(const char *root, const char *path, struct explanation *e)
 	struct shstk_pkgdb *pkgs = NULL;
 	struct shstk_closure c = {};
 	const struct shstk_object *o;
+	uint32_t *map = NULL;
 	struct shstk_pkg pkg;
 	struct stat st = {};
 	int r;
@@ -264,6 +309,11 @@ static int live(const char *root, const char *path, struct explanation *e)
 		e->obj.package_version = pkg.version;
 		e->obj.package_source = pkg.source;
 	}
+	/* The object's own risks as the scanner stores them (before
+	 * keep_object(), which keeps no DT_NEEDED or imports). */
+	r = shstk_db_object_risk_rows(&e->obj, add_risk_cb, e);
+	if (r < 0)
+		goto out;
 	keep_object(e, &e->obj);
 	e->risks = e->obj.risks;
 	e->source = shstkctl_strpool_keep(&e->pool, "computed now");
@@ -271,35 +321,46 @@ static int live(const char *root, const char *path, struct explanation *e)
 		r = 0;
 		goto out;
 	}
-	for (size_t i = 0; i < o->info.n_risky_imports; i++) {
-		const char *name = o->info.risky_imports[i];
-		bool ctx = strstr(name, "context") != NULL;
-
-		r = add_risk(e, ctx ? "context" : "longjmp", name);
-		if (r < 0)
-			goto out;
+	/* Only executables have a closure and a verdict of their own, as in
+	 * the database (scan/scan-closure.c): a library is judged as part of
+	 * the executables that load it. */
+	if (!shstk_elf_kind_is_executable(o->info.kind)) {
+		r = finish_risks(e);
+		goto out;
 	}
 	r = shstk_resolver_closure(res, path, &c);
 	if (r < 0)
 		goto out;
 	e->have_verdict = true;
 	e->verdict = shstkctl_strpool_keep(&e->pool, shstk_verdict_name(c.verdict));
-	e->reason_idx = (uint32_t)c.reason;
 	e->risks = c.risks;
-	for (size_t i = 0; i < c.n && r >= 0; i++) {
+	/* The rows the scanner stores (scan-closure.c closure_rows()): a
+	 * DT_NEEDED answered by an object already loaded adds nothing, and the
+	 * others are numbered without it. */
+	map = calloc(c.n ? c.n : 1, sizeof(*map));
+	if (!map) {
+		r = -ENOMEM;
+		goto out_closure;
+	}
+	for (size_t i = 0, n = 0; i < c.n && r >= 0; i++) {
 		struct shstk_db_closure_row row;
 
+		map[i] = UINT32_MAX;
+		if (c.entries[i].via == SHSTK_VIA_LOADED)
+			continue;
+		map[i] = (uint32_t)n;
 		row_from_entry(&c.entries[i], pkgs, &row);
-		row.idx = (uint32_t)i;
+		row.idx = (uint32_t)n++;
+		row.parent = c.entries[i].parent < i && map[c.entries[i].parent] != UINT32_MAX
+				     ? map[c.entries[i].parent] : 0;
 		r = add_row(e, &row);
-		if (r >= 0 && i > 0 && c.entries[i].obj && c.entries[i].obj->error == 0 &&
-		    shstk_object_is_jit(c.entries[i].obj))
-			r = add_risk(e, "jit", c.entries[i].name);
 	}
-	if (r >= 0 && o->info.exec_stack)
-		r = add_risk(e, "execstack", o->info.has_gnu_stack ? "PT_GNU_STACK has PF_X" : "no PT_GNU_STACK");
-	if (r >= 0 && (o->info.risks & SHSTK_RISK_TEXTREL))
-		r = add_risk(e, "textrel", "");
+	if (c.reason < c.n && map[c.reason] != UINT32_MAX)
+		e->reason_idx = map[c.reason];
+	if (r >= 0)
+		r = finish_risks(e);
+out_closure:
+	free(map);
 	shstk_closure_done(&c);
 out:
 	shstk_pkgdb_free(pkgs);
@@ -602,7 +663,6 @@ static int print_table(const struct explanation *e, struct shstk_db *db)
 {
 	const struct shstk_db_object *o = &e->obj;
 	char buf[512], mk[32], idbuf[128];
-	size_t again = 0;
 
 	printf("%s\n", o->path);
 	printf("  %-10s %s\n", "facts", e->source);
@@ -637,18 +697,11 @@ static int print_table(const struct explanation *e, struct shstk_db *db)
 	verdict_sentence(e, buf, sizeof(buf));
 	printf("  %-10s %s\n", "verdict", buf);
 
-	for (size_t i = 0; i < e->n_rows; i++)
-		if (e->rows[i].via && strcmp(e->rows[i].via, "loaded") == 0)
-			again++;
-	printf("\nClosure, in load order (%zu object%s)\n", e->n_rows - again, e->n_rows - again == 1 ? "" : "s");
+	printf("\nClosure, in load order (%zu object%s)\n", e->n_rows, e->n_rows == 1 ? "" : "s");
 	printf("  %3s  %-44s %-11s %-12s %s\n", "#", "object", "marking", "found via", "path");
 	for (size_t i = 0; i < e->n_rows; i++) {
 		const struct shstk_db_closure_row *r = &e->rows[i];
 		char name[64];
-
-		/* ld.so maps an object once; later DT_NEEDED references to it add nothing. */
-		if (r->via && strcmp(r->via, "loaded") == 0 && i != e->reason_idx)
-			continue;
 
 		snprintf(name, sizeof(name), "%*s%s", (int)(2 * r->depth), "", r->name);
 		printf("  %3u%s %-44s %-11s %-12s %s\n", r->idx, i == e->reason_idx && strcmp(e->verdict, "eligible") ? "*" : " ",
@@ -657,8 +710,6 @@ static int print_table(const struct explanation *e, struct shstk_db *db)
 	}
 	if (strcmp(e->verdict, "eligible"))
 		printf("  (* the first reason)\n");
-	if (again)
-		printf("  (%zu further references to objects already loaded are not shown)\n", again);
 	if (!db)
 		return 0;
 	return print_evidence(db, object_identity(e, idbuf, sizeof(idbuf)), NULL);

@@ -161,6 +161,14 @@ struct shstk_db_object {
 };
 
 /*
+ * The risk rows of @o, as the scanner stores them and explain shows them:
+ * one per risk; CONTEXT and LONGJMP one per risky import, JIT one per JIT
+ * runtime it needs (else its own soname), EXECSTACK which way (PF_X, or no
+ * PT_GNU_STACK at all).  @cb's failure stops and is returned.
+ */
+int shstk_db_object_risk_rows(const struct shstk_db_object *o,
+			      int (*cb)(const char *kind, const char *detail, void *ud), void *ud);
+/*
  * Fills @ret from a file's stat data and, for error == 0, its ELF facts
  * (pointers into @info, which must outlive @ret).  error: 0, -ENOEXEC (not
  * ELF), -EBADMSG (malformed; @errmsg says where), other -errno (unreadable).

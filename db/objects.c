@@ -359,8 +359,8 @@ static int insert_risk(struct shstk_db *db, int64_t id, const char *kind, const 
 	return db_step_done(db, st);
 }
 
-/* One risk row per signal; CONTEXT and LONGJMP get one per imported symbol. */
-static int write_risks(struct shstk_db *db, int64_t id, const struct shstk_db_object *o)
+int shstk_db_object_risk_rows(const struct shstk_db_object *o,
+			      int (*cb)(const char *kind, const char *detail, void *ud), void *ud)
 {
 	static const uint32_t bits[] = { SHSTK_RISK_CONTEXT, SHSTK_RISK_LONGJMP, SHSTK_RISK_EXECSTACK,
 					 SHSTK_RISK_TEXTREL, SHSTK_RISK_JIT };
@@ -378,20 +378,41 @@ static int write_risks(struct shstk_db *db, int64_t id, const struct shstk_db_ob
 			bool ctx = strstr(sym, "context") != NULL;
 
 			if ((bits[b] == SHSTK_RISK_CONTEXT && ctx) || (bits[b] == SHSTK_RISK_LONGJMP && !ctx)) {
-				r = insert_risk(db, id, name, sym);
+				r = cb(name, sym, ud);
 				any = true;
 			}
 		}
 		/* JIT: the object is a JIT runtime (its soname), or links one. */
 		for (size_t i = 0; r >= 0 && bits[b] == SHSTK_RISK_JIT && i < o->n_needed; i++)
 			if (shstk_soname_is_jit(o->needed[i]) && !(o->soname && shstk_soname_is_jit(o->soname))) {
-				r = insert_risk(db, id, name, o->needed[i]);
+				r = cb(name, o->needed[i], ud);
 				any = true;
 			}
 		if (r >= 0 && !any)
-			r = insert_risk(db, id, name, bits[b] == SHSTK_RISK_JIT ? o->soname : "");
+			r = cb(name,
+			       bits[b] == SHSTK_RISK_JIT	 ? o->soname
+			       : bits[b] == SHSTK_RISK_EXECSTACK ? (o->has_gnu_stack ? "PT_GNU_STACK has PF_X" : "no PT_GNU_STACK")
+								 : "",
+			       ud);
 	}
 	return r;
+}
+
+struct risk_insert {
+	struct shstk_db *db;
+	int64_t id;
+};
+
+static int insert_risk_cb(const char *kind, const char *detail, void *ud)
+{
+	const struct risk_insert *ri = ud;
+
+	return insert_risk(ri->db, ri->id, kind, detail);
+}
+
+static int write_risks(struct shstk_db *db, int64_t id, const struct shstk_db_object *o)
+{
+	return shstk_db_object_risk_rows(o, insert_risk_cb, &(struct risk_insert){ db, id });
 }
 
 /*

@@ -118,6 +118,11 @@ char *shstk_build_id_hex(const uint8_t *id, size_t len, char *buf, size_t buflen
 
 /* Human names: "exec", "pie", "shlib", "other"; "PT_GNU_PROPERTY", ... */
 const char *shstk_elf_kind_name(enum shstk_elf_kind k);
+/* Is an object of this kind run as a program (gets a verdict of its own)? */
+static inline bool shstk_elf_kind_is_executable(enum shstk_elf_kind k)
+{
+	return k == SHSTK_ELF_KIND_EXEC || k == SHSTK_ELF_KIND_PIE;
+}
 const char *shstk_mark_source_name(enum shstk_mark_source s);
 
 #endif

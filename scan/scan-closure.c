@@ -244,7 +244,7 @@ static int feed_object(struct closure_ctx *k, const struct shstk_db_object *o, i
 	r = shstk_resolver_add(k->c->resolver, o->path, st, 0, NULL, info, NULL);
 	if (r < 0)
 		return r;
-	if (o->kind && (strcmp(o->kind, "exec") == 0 || strcmp(o->kind, "pie") == 0))
+	if (shstk_elf_kind_is_executable(kind_from_name(o->kind)))
 		return add_exe(k, o->path, id, o->closure_hash);
 	return 0;
 }

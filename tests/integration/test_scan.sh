@@ -55,5 +55,62 @@ set +e
 	echo "ok: missing PATH exits 1 with one message" || { echo "FAIL: missing PATH: rc $rc"; cat "$work/e2"; fail=1; }
 "$ctl" scan --help | grep -q '^Exit status:' && echo "ok: scan --help" || { echo "FAIL: scan --help"; fail=1; }
 "$ctl" help scan | grep -q '^Usage: shstkctl scan' && echo "ok: help scan" || { echo "FAIL: help scan"; fail=1; }
-set -e
+
+# explain reads the database, explain --live computes: the same facts,
+# risks, verdict and closure for every file (issue 21: an object without
+# PT_GNU_STACK was 'execstack' in one and risk-free in the other, a shared
+# library 'eligible' in one and without a verdict in the other).  Also for
+# a copy of an executable whose PT_GNU_STACK is gone (made PT_NULL).
+lw="$work/root/opt/live"
+mkdir -p "$lw"
+cp "$work/root/usr/bin/eligible" "$lw/no-gnu-stack"
+python3 - "$lw/no-gnu-stack" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+phoff = struct.unpack_from("<Q", d, 0x20)[0]
+phentsize, phnum = struct.unpack_from("<HH", d, 0x36)
+for i in range(phnum):
+    o = phoff + i * phentsize
+    if struct.unpack_from("<I", d, o)[0] == 0x6474e551:  # PT_GNU_STACK
+        struct.pack_into("<I", d, o, 0)                    # PT_NULL
+open(sys.argv[1], "wb").write(d)
+PY
+"$ctl" -q --db "$work/live.db" scan --root "$work/root" /usr /opt >/dev/null 2>&1 ||
+	{ echo "FAIL: scan for explain --live"; fail=1; }
+same=0 differ=0
+for f in "$lw"/* "$work"/root/usr/bin/* "$work"/root/usr/lib/x86_64-linux-gnu/*; do
+	[ -f "$f" ] && [ ! -L "$f" ] || continue
+	head -c 4 "$f" | grep -q ELF || continue
+	for fmt in table json; do
+		p=${f#"$work/root"}
+		"$ctl" --db "$work/live.db" explain --root "$work/root" --format=$fmt "$p" >"$work/db.$fmt" 2>&1
+		"$ctl" --db "$work/live.db" explain --root "$work/root" --format=$fmt --live "$p" >"$work/live.$fmt" 2>&1
+		if [ $fmt = table ]; then
+			sed -e '/^  facts /d' -e '/^Decision/,$d' "$work/db.table" | sed -e '${/^$/d}' >"$work/a"
+			sed -e '/^  facts /d' "$work/live.table" >"$work/b"
+		else
+			for s in db live; do
+				python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("source", "identity", "decision", "history", "evidence", "runs", "violations"):
+    d.pop(k, None)
+print(json.dumps(d, sort_keys=True, indent=1))' "$work/$s.json" >"$work/$s.norm" || echo "bad JSON" >>"$work/$s.norm"
+			done
+			cp "$work/db.norm" "$work/a"
+			cp "$work/live.norm" "$work/b"
+		fi
+		if cmp -s "$work/a" "$work/b"; then
+			same=$((same + 1))
+		else
+			differ=$((differ + 1))
+			echo "# explain and explain --live differ for $f ($fmt):"
+			diff "$work/a" "$work/b" | sed 's/^/#   /' | head -20
+		fi
+	done
+done
+"$ctl" --db "$work/live.db" explain --root "$work/root" /opt/live/no-gnu-stack | grep -q '^  risks      execstack: no PT_GNU_STACK$' &&
+	echo "ok: a missing PT_GNU_STACK is an execstack risk, said so" ||
+	{ echo "FAIL: no-gnu-stack: execstack risk not shown"; fail=1; }
+[ $differ = 0 ] && [ $same -gt 20 ] && echo "ok: explain and explain --live agree ($same outputs)" ||
+	{ echo "FAIL: explain and explain --live: $differ differ, $same agree"; fail=1; }
 exit $fail
