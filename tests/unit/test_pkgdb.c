@@ -192,7 +192,7 @@ static void test_pkgdb_rpm(void **state)
 	/* Debian's rpm refuses to install without --force-debian; others lack it. */
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; cd '%1$s'; mkdir -p root/usr/bin; ln -s usr/bin root/bin;"
-		 "rpmbuild --quiet --define '_topdir %1$s/build' -bb t.spec >/dev/null 2>&1;"
+		 "rpmbuild --quiet --nodeps --define '_topdir %1$s/build' --define '_dbpath %1$s/rpmdb' -bb t.spec >/dev/null 2>&1;"
 		 "force=; rpm --help 2>/dev/null | grep -q force-debian && force=--force-debian;"
 		 "rpm --root '%1$s/root' --dbpath /var/lib/rpm --initdb;"
 		 "rpm --root '%1$s/root' --dbpath /var/lib/rpm -i --nodeps --noscripts $force build/RPMS/noarch/*.rpm",
