@@ -231,3 +231,62 @@ const char *admin_sources_format(unsigned sources, char *buf, size_t len)
 		snprintf(buf, len, "-");
 	return buf;
 }
+
+struct shstk_db_decision admin_esc_decision(struct shstkctl_strpool *p, const struct shstk_db_decision *d)
+{
+	struct shstk_db_decision e = *d;
+
+	e.identity = shstkctl_esc(p, d->identity);
+	e.path = shstkctl_esc(p, d->path);
+	e.state = shstkctl_esc(p, d->state);
+	e.decision = shstkctl_esc(p, d->decision);
+	e.reason = shstkctl_esc(p, d->reason);
+	return e;
+}
+
+struct shstk_db_violation admin_esc_violation(struct shstkctl_strpool *p, const struct shstk_db_violation *v)
+{
+	struct shstk_db_violation e = *v;
+
+	e.comm = shstkctl_esc(p, v->comm);
+	e.exe_path = shstkctl_esc(p, v->exe_path);
+	e.identity = shstkctl_esc(p, v->identity);
+	e.build_id = shstkctl_esc(p, v->build_id);
+	e.package = shstkctl_esc(p, v->package);
+	e.package_version = shstkctl_esc(p, v->package_version);
+	e.ip_object = shstkctl_esc(p, v->ip_object);
+	e.ret_object = shstkctl_esc(p, v->ret_object);
+	e.kind = shstkctl_esc(p, v->kind);
+	e.mode = shstkctl_esc(p, v->mode);
+	e.action = shstkctl_esc(p, v->action);
+	return e;
+}
+
+struct shstk_db_run admin_esc_run(struct shstkctl_strpool *p, const struct shstk_db_run *r)
+{
+	struct shstk_db_run e = *r;
+
+	e.identity = shstkctl_esc(p, r->identity);
+	e.build_id = shstkctl_esc(p, r->build_id);
+	e.exe_path = shstkctl_esc(p, r->exe_path);
+	e.mode_requested = shstkctl_esc(p, r->mode_requested);
+	e.mode_applied = shstkctl_esc(p, r->mode_applied);
+	e.enabled_by = shstkctl_esc(p, r->enabled_by);
+	e.source = shstkctl_esc(p, r->source);
+	return e;
+}
+
+struct shstk_db_decision_change admin_esc_change(struct shstkctl_strpool *p,
+						 const struct shstk_db_decision_change *c)
+{
+	struct shstk_db_decision_change e = *c;
+
+	e.identity = shstkctl_esc(p, c->identity);
+	e.old_state = shstkctl_esc(p, c->old_state);
+	e.new_state = shstkctl_esc(p, c->new_state);
+	e.old_decision = shstkctl_esc(p, c->old_decision);
+	e.new_decision = shstkctl_esc(p, c->new_decision);
+	e.reason = shstkctl_esc(p, c->reason);
+	e.evidence = shstkctl_esc(p, c->evidence);
+	return e;
+}

@@ -74,6 +74,18 @@ void admin_stage_json(struct json *j, const struct admin_policy *ap);
  */
 void admin_decision_json(struct json *j, const struct shstk_db_decision *d);
 
+/*
+ * Copies of database rows for table output, every string escaped
+ * (shstkctl_esc(): a path, a comm, a reason or a host from an imported
+ * bundle is anybody's).  The copies' strings live in @p.
+ */
+struct shstkctl_strpool;
+struct shstk_db_decision admin_esc_decision(struct shstkctl_strpool *p, const struct shstk_db_decision *d);
+struct shstk_db_violation admin_esc_violation(struct shstkctl_strpool *p, const struct shstk_db_violation *v);
+struct shstk_db_run admin_esc_run(struct shstkctl_strpool *p, const struct shstk_db_run *r);
+struct shstk_db_decision_change admin_esc_change(struct shstkctl_strpool *p,
+						 const struct shstk_db_decision_change *c);
+
 /* "YYYY-MM-DD HH:MM:SS" UTC, or "-" for 0. */
 const char *admin_format_time(int64_t us, char *buf, size_t len);
 

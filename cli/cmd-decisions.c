@@ -63,9 +63,15 @@ static int row(const struct shstk_db_decision *d, void *ud)
 		json_object_close(l->j);
 		return 0;
 	}
-	printf("%-40s %-12s %-8s %-19s %s\n", d->path ? d->path : d->identity, d->state ? d->state : "-",
-	       d->decision ? d->decision : "-", admin_format_time(d->since_us, t, sizeof(t)),
-	       d->reason ? d->reason : "");
+	{
+		struct shstkctl_strpool esc = {};
+		struct shstk_db_decision de = admin_esc_decision(&esc, d);
+
+		printf("%-40s %-12s %-8s %-19s %s\n", de.path ? de.path : de.identity, de.state ? de.state : "-",
+		       de.decision ? de.decision : "-", admin_format_time(de.since_us, t, sizeof(t)),
+		       de.reason ? de.reason : "");
+		shstkctl_strpool_free(&esc);
+	}
 	return 0;
 }
 

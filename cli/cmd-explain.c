@@ -67,6 +67,7 @@ struct risk_detail {
 
 struct explanation {
 	struct shstkctl_strpool pool; /* strings of the database and the resolver */
+	bool escape;        /* table output: every string kept is escaped (escape.h) */
 	const char *source; /* where the facts came from */
 	struct shstk_db_object obj;
 	const char *verdict;
@@ -78,6 +79,18 @@ struct explanation {
 	struct risk_detail *risk_details;
 	size_t n_risk_details;
 };
+
+/*
+ * A string of the database or the resolver, kept for the explanation: for
+ * a table escaped on the way in, since file names, DT_NEEDED, run paths
+ * and everything an imported bundle brought are anybody's (issue 21).
+ */
+static const char *keep(struct explanation *e, const char *s)
+{
+	const char *k = shstkctl_strpool_keep(&e->pool, s);
+
+	return e->escape ? shstkctl_esc(&e->pool, k) : k;
+}
 
 static void explanation_free(struct explanation *e)
 {
@@ -94,12 +107,12 @@ static int add_row(struct explanation *e, const struct shstk_db_closure_row *r)
 		return -ENOMEM;
 	e->rows = v;
 	v[e->n_rows] = *r;
-	v[e->n_rows].name = shstkctl_strpool_keep(&e->pool, r->name);
-	v[e->n_rows].resolved_path = shstkctl_strpool_keep(&e->pool, r->resolved_path);
-	v[e->n_rows].via = shstkctl_strpool_keep(&e->pool, r->via);
-	v[e->n_rows].soname = shstkctl_strpool_keep(&e->pool, r->soname);
-	v[e->n_rows].package = shstkctl_strpool_keep(&e->pool, r->package);
-	v[e->n_rows].error = shstkctl_strpool_keep(&e->pool, r->error);
+	v[e->n_rows].name = keep(e, r->name);
+	v[e->n_rows].resolved_path = keep(e, r->resolved_path);
+	v[e->n_rows].via = keep(e, r->via);
+	v[e->n_rows].soname = keep(e, r->soname);
+	v[e->n_rows].package = keep(e, r->package);
+	v[e->n_rows].error = keep(e, r->error);
 	e->n_rows++;
 	return 0;
 }
@@ -111,8 +124,8 @@ static int add_risk(struct explanation *e, const char *kind, const char *detail)
 	if (!v)
 		return -ENOMEM;
 	e->risk_details = v;
-	v[e->n_risk_details++] = (struct risk_detail){ shstkctl_strpool_keep(&e->pool, kind),
-						       shstkctl_strpool_keep(&e->pool, detail) };
+	v[e->n_risk_details++] = (struct risk_detail){ keep(e, kind),
+						       keep(e, detail) };
 	return 0;
 }
 
@@ -162,19 +175,19 @@ static int finish_risks(struct explanation *e)
 static void keep_object(struct explanation *e, const struct shstk_db_object *o)
 {
 	e->obj = *o;
-	e->obj.path = shstkctl_strpool_keep(&e->pool, o->path);
-	e->obj.build_id = shstkctl_strpool_keep(&e->pool, o->build_id);
-	e->obj.identity = shstkctl_strpool_keep(&e->pool, o->identity);
-	e->obj.kind = shstkctl_strpool_keep(&e->pool, o->kind);
-	e->obj.interp = shstkctl_strpool_keep(&e->pool, o->interp);
-	e->obj.mark_source = shstkctl_strpool_keep(&e->pool, o->mark_source);
-	e->obj.soname = shstkctl_strpool_keep(&e->pool, o->soname);
-	e->obj.rpath = shstkctl_strpool_keep(&e->pool, o->rpath);
-	e->obj.runpath = shstkctl_strpool_keep(&e->pool, o->runpath);
-	e->obj.package = shstkctl_strpool_keep(&e->pool, o->package);
-	e->obj.package_version = shstkctl_strpool_keep(&e->pool, o->package_version);
-	e->obj.package_source = shstkctl_strpool_keep(&e->pool, o->package_source);
-	e->obj.error = shstkctl_strpool_keep(&e->pool, o->error);
+	e->obj.path = keep(e, o->path);
+	e->obj.build_id = keep(e, o->build_id);
+	e->obj.identity = keep(e, o->identity);
+	e->obj.kind = keep(e, o->kind);
+	e->obj.interp = keep(e, o->interp);
+	e->obj.mark_source = keep(e, o->mark_source);
+	e->obj.soname = keep(e, o->soname);
+	e->obj.rpath = keep(e, o->rpath);
+	e->obj.runpath = keep(e, o->runpath);
+	e->obj.package = keep(e, o->package);
+	e->obj.package_version = keep(e, o->package_version);
+	e->obj.package_source = keep(e, o->package_source);
+	e->obj.error = keep(e, o->error);
 	e->obj.needed = NULL;
 	e->obj.n_needed = 0;
 	e->obj.risky_imports = NULL;
@@ -194,7 +207,7 @@ static int on_verdict(const struct shstk_db_verdict *v, void *ud)
 	struct explanation *e = ud;
 
 	e->have_verdict = true;
-	e->verdict = shstkctl_strpool_keep(&e->pool, v->verdict);
+	e->verdict = keep(e, v->verdict);
 	e->reason_idx = v->reason_idx;
 	e->risks = v->risks;
 	return 0;
@@ -236,7 +249,7 @@ static int from_db(struct shstk_db *db, const char *path, const struct stat *st,
 		r = finish_risks(e);
 	if (r < 0)
 		return r;
-	e->source = shstkctl_strpool_keep(&e->pool, "database (last scan)");
+	e->source = keep(e, "database (last scan)");
 	return 1;
 }
 
@@ -316,7 +329,7 @@ static int live(const char *root, const char *path, struct explanation *e)
 		goto out;
 	keep_object(e, &e->obj);
 	e->risks = e->obj.risks;
-	e->source = shstkctl_strpool_keep(&e->pool, "computed now");
+	e->source = keep(e, "computed now");
 	if (o->error < 0) {
 		r = 0;
 		goto out;
@@ -332,7 +345,7 @@ static int live(const char *root, const char *path, struct explanation *e)
 	if (r < 0)
 		goto out;
 	e->have_verdict = true;
-	e->verdict = shstkctl_strpool_keep(&e->pool, shstk_verdict_name(c.verdict));
+	e->verdict = keep(e, shstk_verdict_name(c.verdict));
 	e->risks = c.risks;
 	/* The rows the scanner stores (scan-closure.c closure_rows()): a
 	 * DT_NEEDED answered by an object already loaded adds nothing, and the
@@ -378,9 +391,12 @@ struct evidence_out {
 	uint64_t skip;  /* runs: the older ones not shown */
 };
 
-static int decision_cb(const struct shstk_db_decision *d, void *ud)
+static int decision_cb(const struct shstk_db_decision *row, void *ud)
 {
+	struct shstkctl_strpool esc = {};
 	struct evidence_out *o = ud;
+	struct shstk_db_decision de;
+	const struct shstk_db_decision *d = row;
 	char t[32];
 
 	o->n++;
@@ -390,6 +406,8 @@ static int decision_cb(const struct shstk_db_decision *d, void *ud)
 		json_object_close(o->j);
 		return 0;
 	}
+	de = admin_esc_decision(&esc, row);
+	d = &de;
 	printf("  %-10s %s\n", "state", d->state ? d->state : "-");
 	printf("  %-10s %s since %s UTC%s\n", "decision", d->decision ? d->decision : "-",
 	       admin_format_time(d->since_us, t, sizeof(t)),
@@ -398,6 +416,7 @@ static int decision_cb(const struct shstk_db_decision *d, void *ud)
 	if (shstk_decide_is_imported(d))
 		printf("  %-10s no executable with this identity is installed here (%s there)\n", "imported",
 		       d->path ? d->path : "path unknown");
+	shstkctl_strpool_free(&esc);
 	return 0;
 }
 
@@ -419,9 +438,15 @@ static int history_cb(const struct shstk_db_decision_change *c, void *ud)
 		json_object_close(o->j);
 		return 0;
 	}
-	printf("  %s  %s/%s -> %s/%s  %s\n", admin_format_time(c->time_us, t, sizeof(t)),
-	       c->old_state ? c->old_state : "-", c->old_decision ? c->old_decision : "-", c->new_state,
-	       c->new_decision, c->reason ? c->reason : "");
+	{
+		struct shstkctl_strpool esc = {};
+		struct shstk_db_decision_change ce = admin_esc_change(&esc, c);
+
+		printf("  %s  %s/%s -> %s/%s  %s\n", admin_format_time(ce.time_us, t, sizeof(t)),
+		       ce.old_state ? ce.old_state : "-", ce.old_decision ? ce.old_decision : "-", ce.new_state,
+		       ce.new_decision, ce.reason ? ce.reason : "");
+		shstkctl_strpool_free(&esc);
+	}
 	return 0;
 }
 
@@ -448,11 +473,17 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		json_object_close(o->j);
 		return 0;
 	}
-	printf("  %s  pid %" PRId64 " %s at %s, expected %s; %s, %s; seen by %s\n",
-	       admin_format_time(v->time_us, t, sizeof(t)), v->pid, v->kind ? v->kind : "?",
-	       admin_code_location(v->ip_object, v->ip_offset, v->ip, a, sizeof(a)),
-	       admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, e, sizeof(e)),
-	       v->mode ? v->mode : "?", v->action ? v->action : "?", src);
+	{
+		struct shstkctl_strpool esc = {};
+		struct shstk_db_violation ve = admin_esc_violation(&esc, v);
+
+		printf("  %s  pid %" PRId64 " %s at %s, expected %s; %s, %s; seen by %s\n",
+		       admin_format_time(ve.time_us, t, sizeof(t)), ve.pid, ve.kind ? ve.kind : "?",
+		       admin_code_location(ve.ip_object, ve.ip_offset, ve.ip, a, sizeof(a)),
+		       admin_code_location(ve.ret_object, ve.ret_offset, ve.ret_addr, e, sizeof(e)),
+		       ve.mode ? ve.mode : "?", ve.action ? ve.action : "?", src);
+		shstkctl_strpool_free(&esc);
+	}
 	return 0;
 }
 
@@ -488,9 +519,15 @@ static int run_cb(const struct shstk_db_run *r, void *ud)
 		snprintf(end, sizeof(end), "killed by signal %d", r->exit_signal);
 	else
 		snprintf(end, sizeof(end), "exit %d", r->exit_status);
-	printf("  %s  %-8s %-8s %s, %" PRId64 " violation%s\n", admin_format_time(r->started_us, t, sizeof(t)),
-	       r->mode_applied ? r->mode_applied : "-", r->source ? r->source : "-", end, r->violations,
-	       r->violations == 1 ? "" : "s");
+	{
+		struct shstkctl_strpool esc = {};
+		struct shstk_db_run re = admin_esc_run(&esc, r);
+
+		printf("  %s  %-8s %-8s %s, %" PRId64 " violation%s\n",
+		       admin_format_time(re.started_us, t, sizeof(t)), re.mode_applied ? re.mode_applied : "-",
+		       re.source ? re.source : "-", end, re.violations, re.violations == 1 ? "" : "s");
+		shstkctl_strpool_free(&esc);
+	}
 	return 0;
 }
 
@@ -703,7 +740,12 @@ static int print_table(const struct explanation *e, struct shstk_db *db)
 		const struct shstk_db_closure_row *r = &e->rows[i];
 		char name[64];
 
-		snprintf(name, sizeof(name), "%*s%s", (int)(2 * r->depth), "", r->name);
+		/* Two spaces a level, up to ten levels; deeper, the depth in
+		 * words, so that no name leaves its column. */
+		if (r->depth <= 10)
+			snprintf(name, sizeof(name), "%*s%s", (int)(2 * r->depth), "", r->name);
+		else
+			snprintf(name, sizeof(name), "%20s[%u] %s", "", r->depth, r->name);
 		printf("  %3u%s %-44s %-11s %-12s %s\n", r->idx, i == e->reason_idx && strcmp(e->verdict, "eligible") ? "*" : " ",
 		       name, row_marking(r, mk, sizeof(mk)), r->via ? r->via : "",
 		       r->resolved_path ? r->resolved_path : "(not found)");
@@ -884,6 +926,7 @@ int cmd_explain(int argc, char **argv, struct shstkctl *ctl)
 	if (!S_ISREG(st.st_mode))
 		return shstkctl_error("%s: not a regular file", full);
 
+	e.escape = fmt == SHSTKCTL_FORMAT_TABLE;
 	r = 0;
 	if (!force_live) {
 		/* No database is fine: explain what the file system says.  It
@@ -899,7 +942,7 @@ int cmd_explain(int argc, char **argv, struct shstkctl *ctl)
 	}
 	if (r == 0) {
 		explanation_free(&e);
-		e = (struct explanation){};
+		e = (struct explanation){ .escape = fmt == SHSTKCTL_FORMAT_TABLE };
 		r = live(root, abs, &e);
 		if (r < 0) {
 			r = shstkctl_error_errno(r, "%s", abs);

@@ -378,28 +378,33 @@ static const char *pkg_status(const struct gate_package *p)
 
 static void print_table(const struct gate_package *pkgs, size_t n, const struct gate_opts *o)
 {
+	/* File names in a package are the packager's, not ours: escaped. */
+	struct shstkctl_strpool esc = {};
 	char risks[128];
 
 	for (size_t i = 0; i < n; i++) {
 		const struct gate_package *p = &pkgs[i];
 
 		if (p->error[0]) {
-			printf("%s: ERROR: %s\n", p->file, p->error);
+			printf("%s: ERROR: %s\n", shstkctl_esc(&esc, p->file), shstkctl_esc(&esc, p->error));
 			continue;
 		}
-		printf("%s (%s): %u ELF file%s, %u marked SHSTK: %s\n", p->file, p->nevra ? p->nevra : "?", p->n_elf,
-		       p->n_elf == 1 ? "" : "s", p->n_marked, p->n_failed ? "FAIL" : "pass");
+		printf("%s (%s): %u ELF file%s, %u marked SHSTK: %s\n", shstkctl_esc(&esc, p->file),
+		       p->nevra ? shstkctl_esc(&esc, p->nevra) : "?", p->n_elf, p->n_elf == 1 ? "" : "s", p->n_marked,
+		       p->n_failed ? "FAIL" : "pass");
 		for (size_t k = 0; k < p->n_bins; k++) {
 			const struct gate_binary *b = &p->bins[k];
 
 			if (!b->marked && !b->n_reasons)
 				continue;
 			shstk_risks_format(b->risks, risks, sizeof(risks));
-			printf("  %-4s %s (%s%s%s%s)\n", b->failed ? "FAIL" : b->warned ? "warn" : "ok", b->path, b->kind,
-			       b->marked ? ", marked SHSTK" : "", risks[0] ? ", risks " : "", risks);
+			printf("  %-4s %s (%s%s%s%s)\n", b->failed ? "FAIL" : b->warned ? "warn" : "ok",
+			       shstkctl_esc(&esc, b->path), b->kind, b->marked ? ", marked SHSTK" : "",
+			       risks[0] ? ", risks " : "", risks);
 			for (unsigned r = 0; r < b->n_reasons; r++)
-				printf("         %s\n", b->reasons[r]);
+				printf("         %s\n", shstkctl_esc(&esc, b->reasons[r]));
 		}
+		shstkctl_strpool_free(&esc);
 	}
 	(void)o;
 }

@@ -157,8 +157,12 @@ static int read_proc(long pid, const struct shstk_allowlist *al, struct proc *p)
 static void print(const struct proc *p, struct json *j)
 {
 	if (!j) {
+		/* A process names itself (its executable's path included): escaped. */
+		struct shstkctl_strpool esc = {};
+
 		printf("%7ld  %-10s %-12s %-10s %-8s %-5s %s\n", p->pid, p->marking, p->decision, p->enabled, p->locked,
-		       p->violations, p->exe);
+		       p->violations, shstkctl_esc(&esc, p->exe));
+		shstkctl_strpool_free(&esc);
 		return;
 	}
 	json_object_open(j);

@@ -103,6 +103,8 @@ static int rows_add(struct row_list *l, const char *const *cells, const uint64_t
 
 #define CELL(l, r, c) ((l)->cells[(r) * (l)->width + (c)])
 #define NUM(l, r, c) ((l)->nums[(r) * (l)->nnum + (c)])
+/* A cell of the table output: paths, sonames and packages are anybody's. */
+#define ECELL(l, r, c) shstkctl_esc(&esc, CELL(l, r, c))
 
 struct report {
 	struct shstk_db_totals t;
@@ -256,12 +258,14 @@ static double pct(uint64_t part, uint64_t whole)
 static void print_table(const struct report *rep, const char *db_path)
 {
 	const struct shstk_db_totals *t = &rep->t;
+	struct shstkctl_strpool esc = {};
 	char when[64], risks[128];
 
 	printf("shstk-policy report — %s\n", db_path);
 	if (rep->have_scan) {
 		format_time(rep->scan.finished_us, when, sizeof(when));
-		printf("last scan: %s, %.1f s, %s\n", when, (double)rep->scan.duration_us / 1e6, rep->scan.roots);
+		printf("last scan: %s, %.1f s, %s\n", when, (double)rep->scan.duration_us / 1e6,
+		       shstkctl_esc(&esc, rep->scan.roots));
 	} else {
 		printf("last scan: none finished\n");
 	}
@@ -290,9 +294,9 @@ static void print_table(const struct report *rep, const char *db_path)
 	       pct(t->eligible, t->executables));
 	printf("  %-34s %8" PRIu64 "  %5.1f%%\n", "ineligible", t->ineligible, pct(t->ineligible, t->executables));
 	for (size_t i = 0; i < rep->verdicts.n; i++) {
-		if (strcmp(CELL(&rep->verdicts, i, 0), "eligible") == 0)
+		if (strcmp(ECELL(&rep->verdicts, i, 0), "eligible") == 0)
 			continue;
-		printf("    %-32s %8" PRIu64 "\n", CELL(&rep->verdicts, i, 0), NUM(&rep->verdicts, i, 0));
+		printf("    %-32s %8" PRIu64 "\n", ECELL(&rep->verdicts, i, 0), NUM(&rep->verdicts, i, 0));
 	}
 	if (t->no_verdict)
 		printf("  %-34s %8" PRIu64 "\n", "not yet resolved", t->no_verdict);
@@ -303,11 +307,11 @@ static void print_table(const struct report *rep, const char *db_path)
 	else
 		printf("  %6s %6s %6s  %-12s %-28s %s\n", "blocks", "alone", "first", "why", "object", "path (package)");
 	for (size_t i = 0; i < rep->offenders.n; i++) {
-		const char *path = CELL(&rep->offenders, i, 2), *pkg = CELL(&rep->offenders, i, 3);
+		const char *path = ECELL(&rep->offenders, i, 2), *pkg = ECELL(&rep->offenders, i, 3);
 
 		printf("  %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "  %-12s %-28s %s%s%s%s\n", NUM(&rep->offenders, i, 0),
-		       NUM(&rep->offenders, i, 1), NUM(&rep->offenders, i, 2), CELL(&rep->offenders, i, 0),
-		       CELL(&rep->offenders, i, 1), path ? path : "(not found)", pkg ? " (" : "", pkg ? pkg : "",
+		       NUM(&rep->offenders, i, 1), NUM(&rep->offenders, i, 2), ECELL(&rep->offenders, i, 0),
+		       ECELL(&rep->offenders, i, 1), path ? path : "(not found)", pkg ? " (" : "", pkg ? pkg : "",
 		       pkg ? ")" : "");
 	}
 
@@ -315,10 +319,10 @@ static void print_table(const struct report *rep, const char *db_path)
 	if (rep->suspects.n == 0)
 		printf("  none\n");
 	for (size_t i = 0; i < rep->suspects.n; i++) {
-		const char *pkg = CELL(&rep->suspects, i, 2), *verdict = CELL(&rep->suspects, i, 3);
+		const char *pkg = ECELL(&rep->suspects, i, 2), *verdict = ECELL(&rep->suspects, i, 3);
 
 		shstk_risks_format((uint32_t)NUM(&rep->suspects, i, 0), risks, sizeof(risks));
-		printf("  %-40s %-6s %-22s %s%s%s\n", CELL(&rep->suspects, i, 0), CELL(&rep->suspects, i, 1), risks,
+		printf("  %-40s %-6s %-22s %s%s%s\n", ECELL(&rep->suspects, i, 0), ECELL(&rep->suspects, i, 1), risks,
 		       verdict ? verdict : "", pkg ? "  " : "", pkg ? pkg : "");
 	}
 
@@ -328,12 +332,13 @@ static void print_table(const struct report *rep, const char *db_path)
 	else
 		printf("  %-34s %7s %7s %7s %7s %8s\n", "package", "objects", "execs", "SHSTK", "IBT", "eligible");
 	for (size_t i = 0; i < rep->packages.n; i++) {
-		const char *pkg = CELL(&rep->packages, i, 0);
+		const char *pkg = ECELL(&rep->packages, i, 0);
 
 		printf("  %-34s %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %8" PRIu64 "\n",
 		       pkg ? pkg : "(no package)", NUM(&rep->packages, i, 0), NUM(&rep->packages, i, 1),
 		       NUM(&rep->packages, i, 2), NUM(&rep->packages, i, 3), NUM(&rep->packages, i, 4));
 	}
+	shstkctl_strpool_free(&esc);
 }
 
 /* ---- JSON output -------------------------------------------------------------- */

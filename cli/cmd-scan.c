@@ -120,8 +120,14 @@ static void summary(const struct shstk_scan_opts *o, const struct shstk_scan_sta
 	       (unsigned long long)s->skipped_symlinks, (unsigned long long)s->skipped_mounts,
 	       (unsigned long long)s->skipped_loops);
 	printf("errors:          %llu\n", (unsigned long long)s->errors);
-	for (size_t i = 0; i < s->n_errs; i++)
-		printf("  %s: %s\n", s->errs[i].path ? s->errs[i].path : "?", s->errs[i].msg ? s->errs[i].msg : "?");
+	for (size_t i = 0; i < s->n_errs; i++) {
+		/* File names are anybody's: a newline in one must not forge a line. */
+		struct shstkctl_strpool esc = {};
+
+		printf("  %s: %s\n", s->errs[i].path ? shstkctl_esc(&esc, s->errs[i].path) : "?",
+		       s->errs[i].msg ? shstkctl_esc(&esc, s->errs[i].msg) : "?");
+		shstkctl_strpool_free(&esc);
+	}
 	if (s->errors > s->n_errs)
 		printf("  ... and %llu more\n", (unsigned long long)(s->errors - s->n_errs));
 	if (s->pkgdb_error < 0 && !o->no_packages)

@@ -105,8 +105,12 @@ static int dry_one(const struct shstk_db_decision *d, void *ud)
 			json_kv_string(dr->j, "reason", res->reason);
 			json_object_close(dr->j);
 		} else {
-			printf("  %-40s %-12s %-7s -> %-7s %s\n", d->path ? d->path : d->identity, new_state,
-			       d->decision ? d->decision : "-", new_dec, res->reason);
+			struct shstkctl_strpool esc = {};
+			struct shstk_db_decision de = admin_esc_decision(&esc, d);
+
+			printf("  %-40s %-12s %-7s -> %-7s %s\n", de.path ? de.path : de.identity, new_state,
+			       de.decision ? de.decision : "-", new_dec, shstkctl_esc(&esc, res->reason));
+			shstkctl_strpool_free(&esc);
 		}
 	}
 	free(res);
@@ -209,9 +213,15 @@ static int history_row(const struct shstk_db_stage_change *c, void *ud)
 		json_object_close(s->j);
 		return 0;
 	}
-	printf("  %s  %-16s -> %-16s %s%s  %s\n", admin_format_time(c->time_us, t, sizeof(t)),
-	       c->old_stage ? c->old_stage : "-", c->new_stage, c->user ? "by " : "", c->user ? c->user : "(policy)",
-	       c->reason ? c->reason : "");
+	{
+		struct shstkctl_strpool esc = {};
+
+		printf("  %s  %-16s -> %-16s %s%s  %s\n", admin_format_time(c->time_us, t, sizeof(t)),
+		       c->old_stage ? shstkctl_esc(&esc, c->old_stage) : "-", shstkctl_esc(&esc, c->new_stage),
+		       c->user ? "by " : "", c->user ? shstkctl_esc(&esc, c->user) : "(policy)",
+		       c->reason ? shstkctl_esc(&esc, c->reason) : "");
+		shstkctl_strpool_free(&esc);
+	}
 	return 0;
 }
 

@@ -204,6 +204,7 @@ static void age(int64_t then_s, char *buf, size_t len)
 
 static void print_table(const struct status *s, const struct admin_policy *ap, const char *al_path)
 {
+	struct shstkctl_strpool esc = {};
 	char t[32], a[32];
 
 	printf("stage       %s (%s)\n", shstk_stage_name(ap->p->stage),
@@ -244,9 +245,10 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	printf("violations  %" PRIu64 "", s->violations);
 	if (s->have_violation)
 		printf(", last %s UTC: %s pid %" PRId64 " (%s)\n", admin_format_time(s->v_time_us, t, sizeof(t)),
-		       s->v_exe, s->v_pid, s->v_kind);
+		       shstkctl_esc(&esc, s->v_exe), s->v_pid, shstkctl_esc(&esc, s->v_kind));
 	else
 		printf("\n");
+	shstkctl_strpool_free(&esc);
 }
 
 static void print_json(const struct status *s, const struct admin_policy *ap, const char *al_path)

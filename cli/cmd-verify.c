@@ -718,15 +718,18 @@ static void print_summary(const struct verify_state *s)
 	for (unsigned i = 0; i < s->violations && i < MAX_VIOLATIONS_SHOWN; i++) {
 		const struct violation_seen *v = &s->seen[i];
 		const char *ipo = strrchr(v->ip_obj, '/'), *reto = strrchr(v->ret_obj, '/');
+		/* The traced programs name their files: escaped. */
+		struct shstkctl_strpool esc = {};
 
 		fprintf(stderr, "  violation: pid %d tid %d exe %s", (int)v->pid, (int)v->tid,
-			v->exe[0] ? v->exe : "?");
+			v->exe[0] ? shstkctl_esc(&esc, v->exe) : "?");
 		if (v->ip)
 			fprintf(stderr, " ip 0x%" PRIx64 " (%s+0x%" PRIx64 ")", v->ip,
-				ipo ? ipo + 1 : v->ip_obj[0] ? v->ip_obj : "?", v->ip_off);
+				shstkctl_esc(&esc, ipo ? ipo + 1 : v->ip_obj[0] ? v->ip_obj : "?"), v->ip_off);
 		if (v->ret)
 			fprintf(stderr, " expected-return 0x%" PRIx64 " (%s+0x%" PRIx64 ")", v->ret,
-				reto ? reto + 1 : v->ret_obj[0] ? v->ret_obj : "?", v->ret_off);
+				shstkctl_esc(&esc, reto ? reto + 1 : v->ret_obj[0] ? v->ret_obj : "?"), v->ret_off);
+		shstkctl_strpool_free(&esc);
 		if (v->have_ssp)
 			fprintf(stderr, " ssp 0x%" PRIx64, v->ssp);
 		if (!v->ip && !v->have_ssp)

@@ -97,22 +97,11 @@ static void print_json(struct json *j, const struct shstk_db_violation *v)
 	json_object_close(j);
 }
 
-static int row(const struct shstk_db_violation *v, void *ud)
+/* One violation for the table; @v's strings are escaped. */
+static void print_row(const struct shstk_db_violation *v)
 {
-	struct filter *f = ud;
 	char t[32], a[160], e[160], ssp[24], src[64], pid[40];
 
-	if (f->since_us && v->time_us < f->since_us)
-		return 0;
-	if (f->binary && (!v->exe_path || fnmatch(f->binary, v->exe_path, FNM_PATHNAME) != 0))
-		return 0;
-	if (f->package && (!v->package || strcmp(f->package, v->package) != 0))
-		return 0;
-	f->n++;
-	if (f->j) {
-		print_json(f->j, v);
-		return 0;
-	}
 	if (v->tid && v->tid != v->pid)
 		snprintf(pid, sizeof(pid), "%" PRId64 "/%" PRId64, v->pid, v->tid);
 	else
@@ -127,6 +116,28 @@ static int row(const struct shstk_db_violation *v, void *ud)
 	printf("    %-9s %s, %s; seen by %s%s\n", "mode", v->mode ? v->mode : "?", v->action ? v->action : "?",
 	       admin_sources_format(v->sources, src, sizeof(src)),
 	       (v->sources & ~SHSTK_DB_SOURCE_HINT) ? "" : " (a hint only)");
+}
+
+static int row(const struct shstk_db_violation *v, void *ud)
+{
+	struct shstkctl_strpool esc = {};
+	struct filter *f = ud;
+	struct shstk_db_violation ve;
+
+	if (f->since_us && v->time_us < f->since_us)
+		return 0;
+	if (f->binary && (!v->exe_path || fnmatch(f->binary, v->exe_path, FNM_PATHNAME) != 0))
+		return 0;
+	if (f->package && (!v->package || strcmp(f->package, v->package) != 0))
+		return 0;
+	f->n++;
+	if (f->j) {
+		print_json(f->j, v);
+		return 0;
+	}
+	ve = admin_esc_violation(&esc, v);
+	print_row(&ve);
+	shstkctl_strpool_free(&esc);
 	return 0;
 }
 

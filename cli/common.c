@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "escape.h"
 #include "policy.h"
 
 void shstkctl_init(struct shstkctl *ctl)
@@ -47,8 +48,14 @@ int shstkctl_common_option(struct shstkctl *ctl, const char *cmd, int opt)
 
 _printf_(2, 0) static void vmsg(int err, const char *fmt, va_list ap)
 {
+	_cleanup_free_ char *msg = NULL, *esc = NULL;
+
+	/* Messages name files, objects and bundles' contents, which are
+	 * anybody's: escaped whole (the format itself has no control byte). */
 	fputs("shstkctl: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	fputs(!msg ? "(out of memory)" : shstk_cescape(msg, &esc) > 0 ? esc : msg, stderr);
 	if (err)
 		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
 	fputc('\n', stderr);
@@ -141,6 +148,32 @@ const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s)
 	if (d)
 		p->s[p->n++] = d;
 	return d;
+}
+
+/* Takes @s (malloc'ed) into @p; NULL (and @s freed) on ENOMEM. */
+static const char *strpool_take(struct shstkctl_strpool *p, char *s)
+{
+	char **v = reallocarray(p->s, p->n + 1, sizeof(*v));
+
+	if (!v) {
+		free(s);
+		return NULL;
+	}
+	p->s = v;
+	p->s[p->n++] = s;
+	return s;
+}
+
+const char *shstkctl_esc(struct shstkctl_strpool *p, const char *s)
+{
+	char *e = NULL;
+	int r = shstk_cescape(s, &e);
+
+	if (r == 0)
+		return s;
+	if (r < 0 || !strpool_take(p, e))
+		return "(out of memory)";
+	return e;
 }
 
 void shstkctl_strpool_free(struct shstkctl_strpool *p)

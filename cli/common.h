@@ -92,6 +92,14 @@ struct shstkctl_strpool {
 const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s);
 void shstkctl_strpool_free(struct shstkctl_strpool *p);
 
+/*
+ * An untrusted string as table output shows it (lib/escape.h): @s itself
+ * when nothing needs escaping (nearly always), else an escaped copy kept
+ * by @p.  NULL stays NULL.  JSON output is escaped by json.c and takes
+ * the raw string.
+ */
+const char *shstkctl_esc(struct shstkctl_strpool *p, const char *s);
+
 /* Progress output goes to stderr only when it is a terminal and not -q. */
 bool shstkctl_progress_wanted(const struct shstkctl *ctl);
 

@@ -245,8 +245,10 @@ static int result_written(struct scan_ctx *c, struct scan_result *res, const str
 	} else {
 		c->stats->added++;
 	}
+	/* The same words as the object row (db/objects.c): strerror() when
+	 * there is no detail, "error" said nothing (issue 21). */
 	if (res->error < 0 && res->error != -ENOEXEC)
-		add_error(c->stats, res->path, res->errmsg);
+		add_error(c->stats, res->path, res->errmsg ? res->errmsg : strerror(-res->error));
 	return scan_batch_tick(c);
 }
 
