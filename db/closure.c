@@ -19,6 +19,11 @@
  * whole transaction back when a closure cannot be written.
  */
 static const char SQL_VERDICT_DELETE[] = "DELETE FROM verdicts WHERE object = ?1";
+/* Verdicts belong to ELF executables (lib/elfinfo.h shstk_elf_kind_is_executable()). */
+_Static_assert(SHSTK_DB_ELF == 1, "SQL_VERDICTS_PRUNE spells SHSTK_DB_ELF");
+static const char SQL_VERDICTS_PRUNE[] =
+	"DELETE FROM verdicts WHERE object IN (SELECT v.object FROM verdicts v JOIN objects o ON o.id = v.object "
+	"WHERE o.format != 1 OR o.kind IS NULL OR o.kind NOT IN ('exec', 'pie'))";
 static const char SQL_SET_FIND[] = "SELECT id FROM closure_sets WHERE key = ?1";
 static const char SQL_SET_INSERT[] = "INSERT OR FAIL INTO closure_sets(key) VALUES (?1)";
 static const char SQL_SETS_GC_ROWS[] =
@@ -260,6 +265,17 @@ static int closure_write(struct shstk_db *db, int64_t object, const struct shstk
 		return -EINVAL;
 	r = shstk_db_closure_set(db, rows, n, &set);
 	return r < 0 ? r : verdict_write(db, object, set, v, fresh);
+}
+
+int shstk_db_verdicts_prune(struct shstk_db *db)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_VERDICTS_PRUNE, &st);
+	if (r < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	return sqlite3_changes(db->conn);
 }
 
 int shstk_db_closure_sets_gc(struct shstk_db *db)

@@ -307,6 +307,9 @@ int shstk_db_verdict_replace(struct shstk_db *db, int64_t object, int64_t set, c
 /* Verdicts v[0..n) of executables without one (v[i].object, with set
  * v[i].closure_set), several a statement: a closure phase writes thousands. */
 int shstk_db_verdicts_insert(struct shstk_db *db, const struct shstk_db_verdict *v, size_t n);
+/* Deletes the verdicts of objects that are no ELF executable (any more:
+ * a rescan found a script or a malformed file at the path); how many. */
+int shstk_db_verdicts_prune(struct shstk_db *db);
 /* Deletes the closure sets no verdict refers to any more; how many. */
 int shstk_db_closure_sets_gc(struct shstk_db *db);
 

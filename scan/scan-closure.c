@@ -728,6 +728,11 @@ int scan_closures(struct scan_ctx *c)
 		r = shstk_db_begin(c->db);
 	if (r >= 0)
 		r = closures_pipelined(k);
+	/* An executable that became a script or a malformed file keeps no
+	 * verdict of its old self (issue 21: report said "ineligible 0"
+	 * above "self-unmarked 2"). */
+	if (r >= 0)
+		r = shstk_db_verdicts_prune(c->db);
 	/* Replaced closures and removed executables leave sets behind; a
 	 * first scan of the roots replaces and removes nothing, and finding
 	 * that out reads every verdict and set (35 M instructions for 13 000
