@@ -667,10 +667,11 @@ static void ldcache_stamp(const struct scan_ctx *c, char *buf, size_t len)
 
 	snprintf(path, sizeof(path), "%s/etc/ld.so.cache", c->sysroot);
 	if (stat(path, &st) < 0)
-		snprintf(buf, len, "none");
+		snprintf(buf, len, "none so-links:%016" PRIx64, c->so_symlinks_digest);
 	else
-		snprintf(buf, len, "%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 ".%09ld", (uint64_t)st.st_dev,
-			 (uint64_t)st.st_ino, (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		snprintf(buf, len, "%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 ".%09ld so-links:%016" PRIx64,
+			 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
+			 st.st_mtim.tv_nsec, c->so_symlinks_digest);
 }
 
 static int need_closures(struct scan_ctx *c, const char *key, const char *stamp)
@@ -681,6 +682,8 @@ static int need_closures(struct scan_ctx *c, const char *key, const char *stamp)
 
 	if (c->opts->force_closures || c->stats->added || c->stats->changed || c->stats->removed)
 		return 1;
+	/* @stamp holds the ld.so.cache's identity and the library symlinks
+	 * of the roots: either changed, every closure may have. */
 	r = shstk_db_meta_get(c->db, key, &old);
 	if (r <= 0 || strcmp(old, stamp) != 0)
 		return r < 0 ? r : 1;

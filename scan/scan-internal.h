@@ -38,6 +38,11 @@ struct known_file {
 struct walk_counters {
 	uint64_t dirs, files_seen, candidates, files_opened, elf, reused;
 	uint64_t skipped_symlinks, skipped_mounts, skipped_loops;
+	/* The library symlinks seen (name with ".so", and its target),
+	 * summed as hashes: the same set in any walk order gives the same
+	 * digest, and a switched link (alternatives, a library upgrade that
+	 * keeps the old file) another one. */
+	uint64_t so_symlinks_digest;
 };
 
 struct walk_thread;

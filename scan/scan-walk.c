@@ -23,6 +23,8 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,6 +88,33 @@ static void cnt(uint64_t *c)
 {
 	/* Only this thread writes; the writer thread reads for progress. */
 	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A symlink the walk does not follow: counted, and when its name is a
+ * shared library's (DT_NEEDED names are sonames, "libfoo.so.1"; the
+ * loader's ld-linux-x86-64.so.2), its target goes into the digest.  A
+ * rescan that finds every file unchanged would otherwise keep closures
+ * resolved through a link that now points elsewhere (issue 21).  One
+ * readlinkat() for each such link: about 3 000 in /usr.
+ */
+static void symlink_seen(struct walk_thread *t, struct dnode *d, const char *name)
+{
+	char target[PATH_MAX], key[2 * PATH_MAX + 2];
+	ssize_t n;
+	int len;
+
+	cnt(&t->c.skipped_symlinks);
+	if (!strstr(name, ".so"))
+		return;
+	n = readlinkat(d->fd, name, target, sizeof(target) - 1);
+	if (n < 0)
+		return; /* gone since getdents: not an error */
+	target[n] = '\0';
+	len = snprintf(key, sizeof(key), "%s/%s%c%s", d->path, name, 0, target);
+	if (len > 0 && (size_t)len < sizeof(key))
+		__atomic_store_n(&t->c.so_symlinks_digest,
+				 t->c.so_symlinks_digest + shstk_hash_bytes(key, (size_t)len), __ATOMIC_RELAXED);
 }
 
 /* Pushes a directory item; takes a reference on @parent. */
@@ -294,7 +323,7 @@ static int list_dir(struct walk_thread *t, struct dnode *d)
 			if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
 				continue;
 			if (type == DT_LNK) {
-				cnt(&t->c.skipped_symlinks);
+				symlink_seen(t, d, name);
 				continue;
 			}
 			if (type == DT_DIR) {
@@ -314,7 +343,7 @@ static int list_dir(struct walk_thread *t, struct dnode *d)
 				continue;
 			}
 			if (S_ISLNK(st.st_mode))
-				cnt(&t->c.skipped_symlinks);
+				symlink_seen(t, d, name);
 			if (!S_ISREG(st.st_mode))
 				continue;
 			r = do_file(t, d->fd, name, d->path, NULL, &st);
@@ -534,6 +563,7 @@ void walk_counters_sum(const struct walk *w, struct walk_counters *ret)
 		ADD(skipped_symlinks);
 		ADD(skipped_mounts);
 		ADD(skipped_loops);
+		ADD(so_symlinks_digest);
 #undef ADD
 	}
 }

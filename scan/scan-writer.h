@@ -30,6 +30,7 @@ struct scan_ctx {
 	struct shstk_resolver *resolver;
 	struct closure_ctx *closure; /* scan-closure.c, created on first use */
 	bool feed_from_walk;         /* the database knew no file under the roots */
+	uint64_t so_symlinks_digest; /* the walk's (struct walk_counters) */
 	struct shstk_pkgdb *pkgdb;
 };
 

@@ -472,6 +472,7 @@ static int walk_phase(struct scan_ctx *c)
 	c->stats->skipped_symlinks = wc.skipped_symlinks;
 	c->stats->skipped_mounts = wc.skipped_mounts;
 	c->stats->skipped_loops = wc.skipped_loops;
+	c->so_symlinks_digest = wc.so_symlinks_digest;
 	return 0;
 }
 

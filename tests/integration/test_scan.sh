@@ -82,6 +82,33 @@ PY
 [ $? = 0 ] && echo "ok: report's ineligible count is the sum of its verdicts" ||
 	{ echo "FAIL: report's verdict counts disagree"; fail=1; }
 
+# A library symlink switched alternatives-style, every file unchanged: the
+# rescan must notice and recompute the closures through it (issue 21: "0
+# computed", and explain showed the old library where --live showed the
+# new).  libunmarked.so.1 becomes a link, first to an unmarked build, then
+# to a marked one.
+ss="$work/switch"
+cp -a "$tree" "$ss"
+sl="$ss/usr/lib/x86_64-linux-gnu"
+mv "$sl/libunmarked.so.1" "$sl/libunmarked.so.1.0"
+cp "$sl/libmarked.so.1" "$sl/libunmarked.so.1.1"
+ln -s libunmarked.so.1.0 "$sl/libunmarked.so.1"
+"$ctl" -q --db "$work/switch.db" scan --no-packages --root "$ss" / >/dev/null 2>&1 || { echo "FAIL: switch: scan"; fail=1; }
+ln -sfn libunmarked.so.1.1 "$sl/libunmarked.so.1"
+"$ctl" --db "$work/switch.db" scan --no-packages --root "$ss" / >"$work/switch.out" 2>&1 || { echo "FAIL: switch: rescan"; fail=1; }
+grep -q '^closures:        [1-9][0-9]* computed' "$work/switch.out" &&
+	echo "ok: a switched library symlink makes the rescan compute closures" ||
+	{ echo "FAIL: switched symlink: $(grep '^closures' "$work/switch.out")"; fail=1; }
+via=$(sqlite3 "$work/switch.db" "SELECT c.resolved_path FROM closure c JOIN objects o ON o.id = c.object
+	WHERE o.path = '/usr/bin/dep-unmarked' AND c.name = 'libunmarked.so.1'")
+[ "$via" = /usr/lib/x86_64-linux-gnu/libunmarked.so.1.1 ] &&
+	echo "ok: the closure resolves libunmarked.so.1 through the new link" ||
+	{ echo "FAIL: switched symlink: the closure still names '$via'"; fail=1; }
+"$ctl" --db "$work/switch.db" scan --no-packages --root "$ss" / >"$work/switch2.out" 2>&1
+grep -q '^closures:        0 computed' "$work/switch2.out" &&
+	echo "ok: an unchanged rescan after the switch computes no closure" ||
+	{ echo "FAIL: unchanged rescan: $(grep '^closures' "$work/switch2.out")"; fail=1; }
+
 # explain reads the database, explain --live computes: the same facts,
 # risks, verdict and closure for every file (issue 21: an object without
 # PT_GNU_STACK was 'execstack' in one and risk-free in the other, a shared
