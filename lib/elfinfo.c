@@ -18,6 +18,7 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1208,6 +1209,37 @@ static int read_whole(int fd, size_t size, const char *path, struct shstk_elf_in
 	return read_image(buf, size, NULL, path, ret, err);
 }
 
+/*
+ * The buffer of a lazily read file, as large as the file says it is, of
+ * which only the chunks the ELF structures need are ever read and so
+ * touched.  Up to LAZY_MALLOC_MAX from malloc() (which maps anything this
+ * large anyway); beyond, address space reserved with MAP_NORESERVE: a
+ * 40 GiB sparse file claimed 40 GiB of malloc(), which the kernel's
+ * overcommit heuristic refuses (ENOMEM) and ASan aborts on (issue 21).
+ * Not zeroed either way: nothing is read from it that was not loaded.
+ */
+#define LAZY_MALLOC_MAX ((size_t)64 << 20)
+
+static void *lazy_buf_alloc(size_t size)
+{
+	void *p;
+
+	if (size <= LAZY_MALLOC_MAX)
+		return malloc(size);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void lazy_buf_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (size <= LAZY_MALLOC_MAX)
+		free(p);
+	else
+		munmap(p, size);
+}
+
 /* A file larger than READ_WHOLE_MAX; its first @head_len bytes are @head. */
 static int read_lazy(int fd, size_t size, const void *head, size_t head_len, const char *path,
 		     struct shstk_elf_info *ret, struct shstk_err *err)
@@ -1216,13 +1248,16 @@ static int read_lazy(int fd, size_t size, const void *head, size_t head_len, con
 	struct lazy lz = { .fd = fd, .size = size };
 	int k;
 
+	if (size > SHSTK_ELF_FILE_MAX) {
+		shstk_err_set(err, "0x%zx bytes: larger than the %u GiB an ELF object is read up to", size,
+			      (unsigned)(SHSTK_ELF_FILE_MAX >> 30));
+		return -EFBIG;
+	}
 	lz.loaded = calloc(words, sizeof(*lz.loaded));
-	/* Not zeroed: nothing is read from it that was not loaded.  Untouched
-	 * pages of a large buffer cost address space only. */
-	lz.buf = malloc(size);
+	lz.buf = lazy_buf_alloc(size);
 	if (!lz.loaded || !lz.buf) {
 		free(lz.loaded);
-		free(lz.buf);
+		lazy_buf_free(lz.buf, size);
 		return -ENOMEM;
 	}
 	/* Whole chunks of the head count as loaded. */
@@ -1237,7 +1272,7 @@ static int read_lazy(int fd, size_t size, const void *head, size_t head_len, con
 			shstk_elf_info_done(ret);
 		k = read_failed(err, size, lz.err_off, lz.error);
 	}
-	free(lz.buf);
+	lazy_buf_free(lz.buf, size);
 	free(lz.loaded);
 	return k;
 }
@@ -1253,7 +1288,7 @@ int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, stru
 	if ((uint64_t)st.st_size < SELFMAG)
 		return -ENOEXEC;
 	if ((uint64_t)st.st_size > SIZE_MAX)
-		return -EFBIG;
+		return -EFBIG; /* read_lazy() says more about a merely large file */
 	if (st.st_size <= READ_WHOLE_MAX)
 		return read_whole(fd, (size_t)st.st_size, path, ret, err);
 	return read_lazy(fd, (size_t)st.st_size, NULL, 0, path, ret, err);

@@ -102,6 +102,9 @@ int shstk_elf_read_fd(int fd, const char *path, struct shstk_elf_info *ret, stru
  * and read of every ELF file it has already looked into.
  */
 #define SHSTK_ELF_HEAD_MAX (16 * 1024)
+/* The largest file read as an ELF object: 1 TiB (address space, not
+ * memory: only the structures the reader needs are read). */
+#define SHSTK_ELF_FILE_MAX ((size_t)1 << 40)
 int shstk_elf_read_fd_head(int fd, size_t size, const void *head, size_t head_len, const char *path,
 			   struct shstk_elf_info *ret, struct shstk_err *err);
 

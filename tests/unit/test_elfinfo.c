@@ -778,6 +778,48 @@ static void test_elfinfo_jit_by_file_name(void **state)
  * read on demand (cut after its first piece).  Unarmed, the same files
  * read fine: the test can tell the difference.
  */
+/*
+ * A file much larger than its ELF structures (sparse: 40 GiB of holes
+ * after a real library) is read like the library itself: only what the
+ * structures need, not a buffer of the size the file claims (issue 21:
+ * malloc(st_size) gave ENOMEM, and an abort under ASan).  Beyond
+ * SHSTK_ELF_FILE_MAX it is refused, saying so.
+ */
+static void test_elfinfo_huge_sparse_file(void **state)
+{
+	char path[] = "/tmp/test-elfinfo-sparse-XXXXXX";
+	struct shstk_elf_info small, big;
+	struct shstk_err err = { "" };
+	uint8_t buf[65536];
+	ssize_t n;
+	int in, out;
+
+	load_ok("libimports.so", &small);
+	in = open_fixture("libimports.so");
+	out = mkstemp(path);
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	if (ftruncate(out, (off_t)40 << 30) < 0)
+		fail_msg("ftruncate to 40 GiB: %s", strerror(errno));
+	assert_int_equal(shstk_elf_read_fd(out, path, &big, &err), 0);
+	assert_int_equal(big.kind, small.kind);
+	assert_int_equal(big.n_needed, small.n_needed);
+	for (size_t i = 0; i < small.n_needed; i++)
+		assert_string_equal(big.needed[i], small.needed[i]);
+	assert_int_equal(big.n_risky_imports, small.n_risky_imports);
+	assert_int_equal(big.risks, small.risks);
+	shstk_elf_info_done(&big);
+	if (ftruncate(out, (off_t)SHSTK_ELF_FILE_MAX + 4096) < 0)
+		fail_msg("ftruncate beyond SHSTK_ELF_FILE_MAX: %s", strerror(errno));
+	assert_int_equal(shstk_elf_read_fd(out, path, &big, &err), -EFBIG);
+	assert_non_null(strstr(err.msg, "larger than the 1024 GiB"));
+	close(out);
+	unlink(path);
+	shstk_elf_info_done(&small);
+}
+
 static void test_elfinfo_shrinks_while_read(void **state)
 {
 	static const struct {
@@ -910,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_elfinfo_head_matches_fd),
 		cmocka_unit_test(test_elfinfo_jit_by_file_name),
 		cmocka_unit_test(test_elfinfo_shrinks_while_read),
+		cmocka_unit_test(test_elfinfo_huge_sparse_file),
 		cmocka_unit_test(test_elfinfo_system_libc_ldso),
 		cmocka_unit_test(test_elfinfo_names),
 	};
