@@ -319,6 +319,10 @@ const char *shstk_db_strerror(int r)
 		return "an SQLite database of another application, not shstk-policy's: left untouched";
 	case -EBADMSG:
 		return "corrupt, or not an SQLite database";
+	case -EPERM:
+		return "cannot be read from here: a WAL database that nobody has open is read through an "
+		       "-shm file created beside it, and its directory is read-only to this user (read it as "
+		       "one who may write there, or while shstkd has it open)";
 	default:
 		return strerror(-r);
 	}
@@ -502,6 +506,11 @@ int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
 		goto fail;
 	}
 	r = check_ours(db);
+	/* The file is there (checked above): what SQLite could not open is
+	 * the -shm file a reader of a WAL database creates when nobody has
+	 * the database open, in a directory this process may not write. */
+	if (r == -ENOENT && db->readonly)
+		r = -EPERM;
 	if (r >= 0)
 		r = configure(db);
 	if (r >= 0 && !db->readonly)

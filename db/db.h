@@ -49,6 +49,8 @@ enum {
  * version is -EPROTONOSUPPORT.  An SQLite file of another application
  * (another application_id, or tables but not ours) is -EMEDIUMTYPE, found
  * before anything is written to it; a file that is not SQLite is -EBADMSG.
+ * Read-only, -EPERM: the database cannot be read from a directory this
+ * process may not write while nobody has it open (its -shm file).
  */
 int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret);
 /* What a failure of shstk_db_open() means, for a message: the database's

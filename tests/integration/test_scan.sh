@@ -82,6 +82,20 @@ PY
 [ $? = 0 ] && echo "ok: report's ineligible count is the sum of its verdicts" ||
 	{ echo "FAIL: report's verdict counts disagree"; fail=1; }
 
+# A database in a read-only directory: readers say what they cannot do
+# (issue 21: "Read-only file system", or "no database ... run scan" for a
+# database that is there), in a private mount namespace.
+rod="$work/rodir"
+mkdir -p "$rod"
+"$ctl" -q --db "$rod/r.db" scan --no-packages --root "$work/root" / >/dev/null 2>&1
+msg=$(unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
+	"$2" --db "$1/r.db" report 2>&1 >/dev/null' sh "$rod" "$ctl")
+case $msg in
+*"is read through an -shm file created beside it, and its directory is read-only"*)
+	echo "ok: report in a read-only directory says why it cannot read" ;;
+*) echo "FAIL: report in a read-only directory: $msg"; fail=1 ;;
+esac
+
 # A library symlink switched alternatives-style, every file unchanged: the
 # rescan must notice and recompute the closures through it (issue 21: "0
 # computed", and explain showed the old library where --live showed the
