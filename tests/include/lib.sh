@@ -20,6 +20,22 @@ need_root() {
 	[ "$(id -u)" = 0 ] || missing "root" "$1"
 }
 
+# shstkd_confine WORKDIR: sets $confine to a command prefix for shstkd.
+# shstkd writes its pid to /run/shstk-policy/shstkd.pid when it may (the
+# core-dump helper signals that pid); where shstk-policy is installed that
+# file is the real daemon's, so test daemons then run in a mount namespace
+# of their own with an empty tmpfs over the directory.  Empty otherwise.
+shstkd_confine() {
+	confine=
+	if [ -d /run/shstk-policy ] && [ -w /run/shstk-policy ]; then
+		need_cmd unshare util-linux
+		printf '#!/bin/sh\nmount -t tmpfs -o size=64k shstkd-test /run/shstk-policy && exec "$@"\n' \
+			>"$1/confine"
+		chmod +x "$1/confine"
+		confine="unshare --mount --propagation private $1/confine"
+	fi
+}
+
 # wait_for SECONDS CMD [ARGS...]: runs CMD every 20 ms until it succeeds.
 # Returns 0 as soon as it does, 1 when SECONDS have passed without.  The
 # bound is a deadlock guard, not an assertion about speed.

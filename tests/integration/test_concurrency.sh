@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Writers racing on one database (issue 21): two scans at once must both
 # succeed (one of two used to fail with "UNIQUE constraint failed:
-# verdicts.object", 1 trial in 5 here), and a large import must let another
-# writer record while it runs.  The database must stay intact and hold one
+# verdicts.object", 1 trial in 5 here), and a large import must let shstkd
+# record while it runs.  The database must stay intact and hold one
 # verdict per executable.  Bounded by its trials, not by time.
 set -u
 : "${SHSTK_SRCDIR:?}" "${SHSTK_BUILDDIR:?}"
@@ -11,7 +11,6 @@ set -u
 need_cmd sqlite3
 need_cmd python3
 ctl="$SHSTK_BUILDDIR/cli/shstkctl"
-evidence="$SHSTK_BUILDDIR/tests/tools/shstk-evidence"
 W=$(mktemp -d /tmp/test-concurrency.XXXXXX)
 trap 'rm -rf "$W"' EXIT INT TERM
 fails=0
@@ -51,11 +50,27 @@ done
 if [ $bad = 0 ]; then ok "two scans at once: $trials trials, both succeed, one verdict per executable"
 else notok "two scans at once: $bad of $trials trials failed"; fi
 
-# An import of 20 000 violations while another writer records runs: every
-# one of the other writer's 200 runs gets in (shstk-evidence waits at most
-# its busy timeout, 5 s, as shstkd does), none is refused as locked.
+# An import of 20 000 violations while shstkd records the runs the real
+# preload announces: each of 50 runs, announced one after the other, is
+# recorded while the import goes on (shstkd waits at most its busy timeout,
+# 5 s, for the lock: one batch, not the whole import), and the daemon logs
+# no database error.  One at a time: the event socket's queue holds
+# net.unix.max_dgram_qlen datagrams (10 here), and starts announced while
+# shstkd waits for the lock beyond that are dropped by the kernel, import
+# or not (the proc connector of issue 14 is the cure).
+pl="$SHSTK_BUILDDIR/preload/libshstk_preload.so"
+d="$SHSTK_BUILDDIR/auditd/shstkd"
 db="$W/import.db"
+al="$W/allowlist"
+ev="$W/events"
+unset JOURNAL_STREAM WATCHDOG_USEC WATCHDOG_PID NOTIFY_SOCKET
+shstkd_confine "$W"
 "$ctl" -q --db "$db" scan /usr/bin/true /usr/bin/env >/dev/null || notok "scan for the import"
+$confine "$d" -c "$W/no-policy.conf" --db "$db" --allowlist "$al" --events-socket "$ev" --no-kmsg --no-audit \
+	>"$W/shstkd.log" 2>&1 &
+dpid=$!
+trap 'kill -9 $dpid 2>/dev/null; rm -rf "$W"' EXIT INT TERM
+wait_for 30 test -S "$ev" || { notok "shstkd: no event socket"; sed 's/^/#   /' "$W/shstkd.log"; exit 1; }
 python3 - "$W/bundle.json" <<'PY'
 import json, sys
 n = 20000; nr = n // 10
@@ -68,20 +83,28 @@ json.dump({"format": "shstk-policy-evidence", "version": 1, "provenance": {}, "r
 PY
 "$ctl" -q --db "$db" import "$W/bundle.json" >"$W/import.log" 2>&1 &
 imp=$!
-n=0 refused=0
-while [ $n -lt 200 ]; do
+runs() { [ "$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE source = 'preload' AND ended_us IS NOT NULL")" -ge "$1" ]; }
+n=0 lost=0 during=0
+while [ $n -lt 50 ]; do
 	n=$((n + 1))
-	"$evidence" "$db" run /usr/bin/true "$((1700000000 + n))" "$((1700000001 + n))" 0 >>"$W/ev.log" 2>&1 ||
-		refused=$((refused + 1))
+	SHSTK_EVENTS_SOCKET="$ev" SHSTK_ALLOWLIST="$al" LD_PRELOAD="$pl" /bin/true
+	wait_for 10 runs $((n - lost)) || lost=$((lost + 1))
+	kill -0 $imp 2>/dev/null && during=$((during + 1))
 done
 wait $imp
 rimp=$?
-[ $rimp = 0 ] && ok "import during the writer's runs" || { notok "import: exit $rimp"; sed 's/^/#   /' "$W/import.log"; }
-[ $refused = 0 ] && ok "other writer: 200 runs recorded during the import" ||
-	{ notok "other writer: $refused of 200 runs refused"; sort "$W/ev.log" | uniq -c | sed 's/^/#   /' | head; }
-got=$(sqlite3 "$db" "PRAGMA integrity_check; SELECT count(*) FROM violations; SELECT count(*) FROM runs WHERE source != 'verify'")
+[ $rimp = 0 ] && ok "import while shstkd records" || { notok "import: exit $rimp"; sed 's/^/#   /' "$W/import.log"; }
+echo "# $during of 50 runs recorded while the import still ran"
+[ $lost = 0 ] && [ $during -gt 0 ] && ok "shstkd: each run recorded within 10 s during the import" ||
+	{ notok "shstkd: $lost of 50 runs not recorded within 10 s; $during recorded while the import ran"
+	  sed 's/^/#   /' "$W/shstkd.log" | tail -20; }
+grep -qi 'locked\|busy\|cannot record' "$W/shstkd.log" && { notok "shstkd logged database errors"; sed 's/^/#   /' "$W/shstkd.log" | head; } ||
+	ok "shstkd logged no database error"
+sqlite3 "$db" "SELECT count(*), count(ended_us) FROM runs WHERE source = 'preload'" | sed "s/^/# preload runs, ended: /"
+kill -TERM $dpid 2>/dev/null
+wait $dpid 2>/dev/null
+got=$(sqlite3 "$db" "PRAGMA integrity_check; SELECT count(*) FROM violations")
 [ "$got" = "ok
-20000
-200" ] && ok "import: database intact, 20000 violations, the writer's 200 runs" || notok "import: database: $got"
+20000" ] && ok "import: database intact, 20000 violations" || notok "import: database: $got"
 
 [ $fails = 0 ]

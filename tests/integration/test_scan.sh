@@ -82,6 +82,57 @@ PY
 [ $? = 0 ] && echo "ok: report's ineligible count is the sum of its verdicts" ||
 	{ echo "FAIL: report's verdict counts disagree"; fail=1; }
 
+# A candidate the scanning user may not read: the error list says why, in
+# the words the object row stores (it said "error", issue 21).  As nobody,
+# so that the permission counts.
+need_root "the unreadable-file case runs the scan as nobody"
+ur="$work/unreadable"
+chmod 711 "$work"
+mkdir -p "$ur/tree" && chmod 777 "$ur"
+cp /usr/bin/true "$ur/tree/noread" && chmod 111 "$ur/tree/noread"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$ctl" --db "$ur/u.db" scan --no-packages "$ur/tree" \
+	>"$ur/out" 2>&1
+grep -q "^  $ur/tree/noread: Permission denied\$" "$ur/out" &&
+	echo "ok: an unreadable file is 'Permission denied' in scan's error list" ||
+	{ echo "FAIL: unreadable file: $(grep -A2 '^errors:' "$ur/out")"; fail=1; }
+
+# A closure 20 deep: explain indents two spaces a level up to ten, then
+# says the depth, and every name stays in its column (issue 21: at depth
+# 10 000 the indentation pushed names out of it; here from depth 18).
+dp="$work/deep"
+mkdir -p "$dp"
+need_cmd cc gcc
+i=20
+while [ $i -ge 1 ]; do
+	next=$((i + 1))
+	if [ $i = 20 ]; then
+		printf 'int f%d(void) { return %d; }\n' $i $i >"$dp/d$i.c"
+		cc -shared -fPIC -o "$dp/libd$i.so" "$dp/d$i.c" || fail=1
+	else
+		printf 'int f%d(void); int f%d(void) { return f%d() + 1; }\n' $next $i $next >"$dp/d$i.c"
+		cc -shared -fPIC -o "$dp/libd$i.so" "$dp/d$i.c" -L"$dp" -ld$next -Wl,-rpath,'$ORIGIN' || fail=1
+	fi
+	i=$((i - 1))
+done
+printf 'int f1(void); int main(void) { return f1() == 20 ? 0 : 1; }\n' >"$dp/main.c"
+cc -o "$dp/deep" "$dp/main.c" -L"$dp" -ld1 -Wl,-rpath,'$ORIGIN' || fail=1
+"$ctl" --db "$work/deep.db" explain --live "$dp/deep" >"$dp/out" 2>&1
+python3 - "$dp/out" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+head = [l for l in lines if l.lstrip().startswith("#  object")][0]
+col = head.index("marking")
+rows = [l for l in lines if "libd" in l and "found via" not in l]
+deep = [l for l in rows if "[20] libd20.so" in l]
+bad = [l for l in rows if l[col:col + 4] != "none"]
+print("# %d rows of libd*, marking column %d, out of column: %d" % (len(rows), col, len(bad)))
+for l in bad[:3]:
+    print("#   " + l)
+sys.exit(0 if len(rows) == 20 and deep and not bad and "  libd10.so" in "\n".join(rows) else 1)
+PY
+[ $? = 0 ] && echo "ok: a 20-deep closure: indentation capped, depth shown, columns kept" ||
+	{ echo "FAIL: deep closure"; sed 's/^/#   /' "$dp/out" | tail -16; fail=1; }
+
 # A database in a read-only directory: readers say what they cannot do
 # (issue 21: "Read-only file system", or "no database ... run scan" for a
 # database that is there), in a private mount namespace.

@@ -58,17 +58,7 @@ al="$w/allowlist"
 ev="$w/events"
 pol="$w/policy.conf"
 
-# shstkd writes its pid to /run/shstk-policy/shstkd.pid when it may (the
-# core-dump helper signals that pid).  Where shstk-policy is installed that
-# file is the real daemon's: there our daemons run in a mount namespace of
-# their own with an empty tmpfs over the directory.
-confine=
-if [ -d /run/shstk-policy ] && [ -w /run/shstk-policy ]; then
-	need_cmd unshare util-linux
-	printf '#!/bin/sh\nmount -t tmpfs -o size=64k shstkd-test /run/shstk-policy && exec "$@"\n' >"$w/confine"
-	chmod +x "$w/confine"
-	confine="unshare --mount --propagation private $w/confine"
-fi
+shstkd_confine "$w"
 
 # A notify listener that prints each message with a stamp of what existed then.
 cat >"$w/notify.py" <<'EOF'
