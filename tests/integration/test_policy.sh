@@ -7,6 +7,8 @@
 # valid; usage and I/O errors give their documented exit codes.
 set -u
 : "${SHSTK_BUILDDIR:?}" "${SHSTK_SRCDIR:?}"
+. "$SHSTK_SRCDIR/tests/include/lib.sh"
+need_cmd sqlite3
 ctl=$SHSTK_BUILDDIR/cli/shstkctl
 # cli/meson.build builds every command: a missing binary or a broken
 # 'policy' command is a failure, like any other.
@@ -106,6 +108,17 @@ echo junk >"$W/junk.db"
 "$ctl" policy show --db "$W/junk.db" >/dev/null 2>"$W/err"
 [ $? -eq 1 ] || fail "show with a corrupt database: want exit status 1"
 grep -q "junk.db" "$W/err" || fail "show with a corrupt database: $(cat "$W/err")"
+# The database's own failures in words, as the other commands give them
+# (issue 21: 'Stale file handle', 'Protocol not supported').
+sqlite3 "$W/old.db" "CREATE TABLE meta(key, value); CREATE TABLE scans(id); CREATE TABLE objects(id);
+	CREATE TABLE verdicts(object); PRAGMA user_version = 2" 2>"$W/err" || fail "old.db: $(cat "$W/err")"
+"$ctl" policy show --db "$W/old.db" >/dev/null 2>"$W/err"
+grep -q "older schema (a read-write open upgrades it: run 'shstkctl scan')" "$W/err" ||
+	fail "show with an old database: $(cat "$W/err")"
+sqlite3 "$W/new.db" "CREATE TABLE meta(key, value); PRAGMA application_id = 1397248852; PRAGMA user_version = 99"
+"$ctl" policy show --db "$W/new.db" >/dev/null 2>"$W/err"
+grep -q "written by a newer version of shstk-policy" "$W/err" || fail "show with a newer database: $(cat "$W/err")"
+! grep -q "Stale file handle\|Protocol not supported" "$W/err" || fail "show: errno text: $(cat "$W/err")"
 "$ctl" policy check "$W/missing.conf" 2>"$W/err"
 [ $? -eq 1 ] || fail "missing file: want exit status 1"
 grep -q "missing.conf: No such file or directory" "$W/err" || fail "missing file: $(cat "$W/err")"
