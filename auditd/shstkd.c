@@ -112,8 +112,17 @@ static void publish_now(struct shstkd *d)
 	struct shstk_err err = { "" };
 	uint64_t gen = 0;
 	int64_t now = shstk_clock_us(CLOCK_MONOTONIC);
-	int r;
+	int lock, r;
 
+	/* With shstkctl's publications: one at a time, each from the
+	 * decisions as they are when it holds the lock. */
+	lock = shstk_publish_lock(d->policy->allowlist);
+	if (lock < 0) {
+		shstkd_log(d, LOG_ERR, "%s.lock: cannot take the publisher's lock: %s", d->policy->allowlist,
+			   strerror(-lock));
+		shstk_publisher_failed(&d->pub, now);
+		return;
+	}
 	if (d->dirty_all) {
 		struct shstk_decide_stats st;
 
@@ -124,6 +133,7 @@ static void publish_now(struct shstkd *d)
 			d->dirty_all = false;
 	}
 	r = shstk_publish_err(d->db, d->policy, d->policy->allowlist, &gen, &err);
+	shstk_publish_unlock(lock);
 	if (r < 0) {
 		shstkd_log(d, LOG_ERR, "%s: cannot publish: %s", d->policy->allowlist,
 			   err.msg[0] ? err.msg : strerror(-r));

@@ -98,13 +98,20 @@ int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *d
 	struct shstk_err err = {};
 	uint64_t gen = 0;
 	const char *al = allowlist ? allowlist : ap->p->allowlist;
-	int r;
+	int lock, r;
 
+	/* With shstkd's publications: one at a time (publish.h). */
+	lock = shstk_publish_lock(al);
+	if (lock < 0)
+		return shstkctl_error_errno(lock, "publishing %s: the publisher's lock %s.lock", al, al);
 	r = shstk_decide_all(db, ap->p, shstk_clock_us(CLOCK_REALTIME), &st);
-	if (r < 0)
+	if (r < 0) {
+		shstk_publish_unlock(lock);
 		return shstkctl_error_errno(r, "re-deciding (database %s%s%s)", shstkctl_db_path(ctl),
 					    shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));
+	}
 	r = shstk_publish_err(db, ap->p, al, &gen, &err);
+	shstk_publish_unlock(lock);
 	if (r < 0) {
 		if (err.msg[0])
 			return shstkctl_error("publishing %s: %s", al, err.msg);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The allowlist written from the decisions table, and the debouncer that paces it (see publish.h). */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "identity.h"
 #include "publish.h"
@@ -115,6 +118,36 @@ int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const c
 int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation)
 {
 	return shstk_publish_err(db, p, path, ret_generation, NULL);
+}
+
+int shstk_publish_lock(const char *allowlist)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	if (!allowlist)
+		return -EINVAL;
+	if ((size_t)snprintf(path, sizeof(path), "%s.lock", allowlist) >= sizeof(path))
+		return -ENAMETOOLONG;
+	/* Beside the allowlist, in a directory only root writes: no symlink
+	 * there is ours to follow. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return negerrno();
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		r = negerrno();
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void shstk_publish_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* drops the flock() */
 }
 
 /* ---- debouncer ---- */

@@ -41,6 +41,18 @@ int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const c
 		      struct shstk_err *err);
 int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation);
 
+/*
+ * One publisher at a time: an exclusive flock() on "@allowlist.lock",
+ * waited for, held by the caller across re-deciding and publishing.
+ * shstkd and every shstkctl command that publishes take it, so that no
+ * publication can rename an older set of decisions over a newer one under
+ * the same or a later generation (issue 14).  The preload never takes it.
+ * Returns the lock's descriptor, or -errno; shstk_publish_unlock() (or
+ * exit) releases it.
+ */
+int shstk_publish_lock(const char *allowlist);
+void shstk_publish_unlock(int fd);
+
 
 /*
  * The debouncer.  Times are microseconds on one monotonic clock of the

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of publication: the allowlist read back, generations, atomicity under a reader, the debouncer. */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -172,6 +174,81 @@ static void test_publish_bad_identity_left_out(void **state)
 	shstk_db_close(db);
 }
 
+/*
+ * Two publishers (shstkd and a shstkctl command, as two processes with
+ * their own connections), each deciding and publishing 100 times under
+ * the publisher's lock: every publication gets a generation of its own,
+ * 2 to 201 with none twice, and each file holds at least the decisions
+ * its publisher had committed before it took the lock (issue 14: without
+ * a lock, the last rename could publish an older set of decisions under
+ * the same generation).
+ */
+static void test_publish_one_publisher_at_a_time(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT);
+	struct shstk_db *db = fx_open();
+	const char *path = fx_path("allowlist");
+	int pipes[2], status;
+	uint64_t gen, seen[200];
+	bool have[202] = { false };
+	pid_t kids[2];
+	size_t n = 0;
+
+	assert_int_equal(shstk_publish(db, p, path, &gen), 0);
+	assert_int_equal(gen, 1);
+	shstk_db_close(db);
+	assert_int_equal(pipe(pipes), 0);
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		assert_true(kids[k] >= 0);
+		if (kids[k] == 0) {
+			struct shstk_db *c = fx_open();
+
+			for (int i = 0; i < 100; i++) {
+				struct shstk_allowlist al;
+				struct shstk_al_entry e;
+				char identity[64];
+				uint64_t g = 0;
+				int lock = shstk_publish_lock(path), r;
+
+				snprintf(identity, sizeof(identity), "build-id:%02x%04x", k, i);
+				r = lock < 0 ? lock
+					     : shstk_db_decision_put(c, &(struct shstk_db_decision){
+									       .identity = identity,
+									       .state = "candidate",
+									       .decision = "audit" });
+				if (r >= 0)
+					r = shstk_publish(c, p, path, &g);
+				/* This publisher's own latest decision is in its file. */
+				if (r >= 0 && shstk_allowlist_map(path, SHSTK_AL_VERIFY_FULL, &al, NULL) >= 0) {
+					if (al.generation != g || lookup_bid(&al, identity, &e) != 1)
+						r = -EIO;
+					shstk_allowlist_unmap(&al);
+				}
+				shstk_publish_unlock(lock);
+				if (r < 0 || write(pipes[1], &g, sizeof(g)) != (ssize_t)sizeof(g))
+					_exit(1);
+			}
+			shstk_db_close(c);
+			_exit(0);
+		}
+	}
+	close(pipes[1]);
+	while (n < 200 && read(pipes[0], &gen, sizeof(gen)) == (ssize_t)sizeof(gen))
+		seen[n++] = gen;
+	close(pipes[0]);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(n, 200);
+	for (size_t i = 0; i < n; i++) {
+		if (seen[i] < 2 || seen[i] > 201 || have[seen[i]])
+			fail_msg("generation %" PRIu64 " published twice or out of 2..201", seen[i]);
+		have[seen[i]] = true;
+	}
+}
+
 /* A reader mapping and fully verifying the file in a loop while it is republished 200 times. */
 static void test_publish_atomic_under_reader(void **state)
 {
@@ -319,6 +396,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publish_generation_increments, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_publish_bad_identity_left_out, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_publish_atomic_under_reader, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_publish_one_publisher_at_a_time, fx_setup, fx_teardown),
 		cmocka_unit_test(test_publish_debouncer),
 	};
 
