@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* shstkctl status: the stage in force, decisions per state, daemon health, the allowlist, the last scan and violation. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "admin.h"
@@ -14,6 +14,11 @@
 #include "common.h"
 #include "config.h"
 #include "json.h"
+#include "procstatus.h"
+
+#if HAVE_SYSTEMD
+#include <systemd/sd-bus.h>
+#endif
 
 #define PIDFILE SHSTK_RUNDIR "/shstkd.pid"
 
@@ -26,9 +31,11 @@ static void help(void)
 	      "    an override set with 'shstkctl stage set');\n"
 	      "  - decided executables per state and per decision, and how many decisions\n"
 	      "    imported from another machine wait for a build not installed here;\n"
-	      "  - the daemon: whether shstkd runs (pid from " PIDFILE ",\n"
-	      "    else a /proc scan), and the allowlist it publishes: generation, age,\n"
-	      "    entries, or why it cannot be read;\n"
+	      "  - the daemon: whether shstkd runs, from systemd (unit shstkd.service:\n"
+	      "    its main pid and the status line the daemon reports) where systemd\n"
+	      "    knows the unit, else from " PIDFILE " when root wrote\n"
+	      "    it and it names a root process called shstkd; and the allowlist it\n"
+	      "    publishes: generation, age, entries, or why it cannot be read;\n"
 	      "  - the last finished scan and the last violation recorded.\n"
 	      "The database is opened read-only.\n"
 	      "\n"
@@ -62,7 +69,8 @@ struct status {
 	char v_exe[512], v_kind[32];
 	uint64_t violations;
 	long daemon_pid; /* 0: not running */
-	const char *daemon_how;
+	const char *daemon_how; /* where that came from */
+	char daemon_status[256]; /* the daemon's STATUS= as systemd has it */
 	bool have_al;
 	struct shstk_allowlist al;
 	char al_error[300];
@@ -115,52 +123,74 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 	return 0;
 }
 
-static bool comm_is_shstkd(long pid)
+#if HAVE_SYSTEMD
+/*
+ * What systemd says of shstkd.service: 1 with the unit's main pid (0 when
+ * it is not active) and STATUS= text, 0 when systemd does not know the unit
+ * (no system bus, not installed), <0 on failure.  systemd learnt the pid
+ * by starting the process: nothing the process says about itself.
+ */
+static int from_systemd(struct status *s)
 {
-	char path[64], comm[32] = "";
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	static const char unit[] = "/org/freedesktop/systemd1/unit/shstkd_2eservice";
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_free_ char *load = NULL, *active = NULL, *text = NULL;
+	uint32_t pid = 0;
+	int r;
 
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, comm, sizeof(comm) - 1);
-	if (n <= 0)
-		return false;
-	comm[n] = '\0';
-	return strcmp(comm, "shstkd\n") == 0;
+	if (sd_bus_open_system(&bus) < 0)
+		return 0;
+	r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", unit, "org.freedesktop.systemd1.Unit",
+				       "LoadState", NULL, &load);
+	if (r < 0 || strcmp(load, "loaded") != 0)
+		return 0;
+	r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", unit, "org.freedesktop.systemd1.Unit",
+				       "ActiveState", NULL, &active);
+	if (r >= 0 && strcmp(active, "active") == 0)
+		r = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", unit,
+						"org.freedesktop.systemd1.Service", "MainPID", NULL, 'u', &pid);
+	if (r >= 0 && pid)
+		r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", unit,
+					       "org.freedesktop.systemd1.Service", "StatusText", NULL, &text);
+	if (r < 0)
+		return r;
+	s->daemon_pid = pid;
+	s->daemon_how = "systemd unit shstkd.service";
+	snprintf(s->daemon_status, sizeof(s->daemon_status), "%s", text ? text : "");
+	return 1;
 }
+#endif
 
-/* The pid file first (a stale one is checked against /proc), else a scan of /proc. */
-static void find_daemon(struct status *s)
+/*
+ * The pid file: believed only when root wrote it (owner root, writable by
+ * nobody else) and the process it names is root's and is called shstkd.
+ * A process's name is its own to choose; its uid and a root-owned file are
+ * not, so no unprivileged process can pass for the daemon (issue 14).
+ */
+static void from_pidfile(struct status *s)
 {
 	_cleanup_fclose_ FILE *f = fopen(PIDFILE, "re");
-	DIR *d;
-	struct dirent *de;
+	struct shstk_proc_status ps;
+	struct stat st;
 	long pid;
 
-	if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0 && comm_is_shstkd(pid)) {
-		s->daemon_pid = pid;
-		s->daemon_how = "pid file";
+	s->daemon_how = "pid file " PIDFILE;
+	if (!f || fstat(fileno(f), &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) ||
+	    fscanf(f, "%ld", &pid) != 1 || pid <= 0 || pid > INT32_MAX)
 		return;
-	}
-	d = opendir("/proc");
-	if (!d)
+	if (shstk_proc_status_read((pid_t)pid, 0, &ps) < 0 || ps.uid != 0 || strcmp(ps.name, "shstkd") != 0)
 		return;
-	while ((de = readdir(d))) {
-		char *end;
+	s->daemon_pid = pid;
+}
 
-		pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
-			continue;
-		if (comm_is_shstkd(pid)) {
-			s->daemon_pid = pid;
-			s->daemon_how = "process list (no valid pid file)";
-			break;
-		}
-	}
-	closedir(d);
+/* systemd's word first, where it runs the daemon; else the pid file. */
+static void find_daemon(struct status *s)
+{
+#if HAVE_SYSTEMD
+	if (from_systemd(s) > 0)
+		return;
+#endif
+	from_pidfile(s);
 }
 
 static int collect(struct shstk_db *db, const char *al_path, struct status *s)
@@ -223,9 +253,11 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 		       s->imported);
 	printf("\ndaemon      ");
 	if (s->daemon_pid)
-		printf("shstkd running, pid %ld (from the %s)\n", s->daemon_pid, s->daemon_how);
+		printf("shstkd running, pid %ld (from the %s)%s%s\n", s->daemon_pid, s->daemon_how,
+		       s->daemon_status[0] ? ": " : "", shstkctl_esc(&esc, s->daemon_status));
 	else
-		printf("shstkd not running (decisions change only through shstkctl)\n");
+		printf("shstkd not running, says the %s (decisions change only through shstkctl)\n",
+		       s->daemon_how ? s->daemon_how : "pid file");
 	printf("allowlist   %s: ", al_path);
 	if (s->have_al) {
 		age(s->al.created, a, sizeof(a));
@@ -278,6 +310,8 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 		json_kv_int(&j, "pid", s->daemon_pid);
 	else
 		json_kv_string(&j, "pid", NULL);
+	json_kv_string(&j, "source", s->daemon_how);
+	json_kv_string(&j, "status", s->daemon_status[0] ? s->daemon_status : NULL);
 	json_object_close(&j);
 	json_key(&j, "allowlist");
 	json_object_open(&j);

@@ -62,6 +62,14 @@ static void parse_line(const char *line, size_t n, struct shstk_proc_status *st)
 	} else if (is_key(line, keylen, "Tgid")) {
 		if (parse_number(v, vn, INT_MAX, &x))
 			st->tgid = (pid_t)x;
+	} else if (is_key(line, keylen, "Uid")) {
+		/* "real effective saved fs": the real one, up to its blank */
+		size_t k = 0;
+
+		while (k < vn && shstk_is_digit(v[k]))
+			k++;
+		if (parse_number(v, k, UINT32_MAX, &x))
+			st->uid = x;
 	} else if (is_key(line, keylen, "x86_Thread_features")) {
 		st->has_features = true;
 		copy_value(st->features, sizeof(st->features), v, vn);
@@ -76,7 +84,7 @@ static void parse_line(const char *line, size_t n, struct shstk_proc_status *st)
 
 void shstk_proc_status_parse(const char *text, struct shstk_proc_status *ret)
 {
-	*ret = (struct shstk_proc_status){ .tgid = -1, .violations = -1 };
+	*ret = (struct shstk_proc_status){ .tgid = -1, .uid = -1, .violations = -1 };
 	while (text && *text) {
 		size_t n = strcspn(text, "\n");
 

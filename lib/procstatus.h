@@ -5,7 +5,7 @@
  * 6.6, arch/x86/kernel/cpu/proc.c arch_proc_pid_thread_features()), whether
  * it is locked (x86_Thread_features_locked:), the violations it took in
  * audit mode (x86_Thread_shstk_violations:, this project's kernel patch
- * 0003), and the Name: and Tgid: the callers name a process by.
+ * 0003), and the Name:, Tgid: and Uid: the callers name a process by.
  */
 #ifndef SHSTK_PROCSTATUS_H
 #define SHSTK_PROCSTATUS_H
@@ -17,6 +17,7 @@
 struct shstk_proc_status {
 	char name[64];       /* Name: (the kernel escapes it), "" if absent */
 	pid_t tgid;          /* Tgid:, -1 if absent */
+	int64_t uid;         /* Uid:'s first (real) uid, -1 if absent */
 	bool has_features;   /* the kernel shows x86_Thread_features: at all
 	                      * (CONFIG_X86_USER_SHADOW_STACK) */
 	char features[128];  /* x86_Thread_features: "shstk wrss audit", "" if none */

@@ -245,4 +245,45 @@ if [ "$bad" = 0 ]; then
 else
 	fail=1
 fi
+
+# 6. 'shstkctl status' reports the daemon from what root vouches for, not
+# from a process's name (issue 14): any process can call itself shstkd.
+# In a mount namespace with its own /run (a tmpfs: no systemd bus there,
+# and the host's /run untouched): a process named shstkd run by nobody,
+# named in a root-owned pid file, is not the daemon; a pid file nobody
+# wrote is not believed; a root process named shstkd in root's pid file is.
+need_root "the status checks run processes as nobody and mount a private /run"
+cp /bin/sleep "$w/shstkd"
+chmod 755 "$w" "$w/shstkd"
+cat >"$w/status.sh" <<'STATUS'
+set -u
+w=$1 ctl=$2 db=$3
+mount -t tmpfs shstkd-status /run && mkdir -p /run/shstk-policy || exit 2
+pf=/run/shstk-policy/shstkd.pid
+st() { "$ctl" --db "$db" status 2>&1 | sed -n 's/^daemon *//p'; }
+comm_is() { i=0; while [ "$(cat /proc/$1/comm 2>/dev/null)" != shstkd ] && [ $i -lt 500 ]; do i=$((i + 1)); sleep 0.02; done; }
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$w/shstkd" 60 & p=$!
+comm_is $p
+echo $p >$pf
+echo "nobody's process, root's pid file: $(st)"
+kill $p
+"$w/shstkd" 60 & p=$!
+comm_is $p
+echo $p >$pf
+chown nobody $pf
+echo "root's process, nobody's pid file: $(st)"
+chown root $pf
+echo "root's process, root's pid file: $(st) [pid $p]"
+kill $p
+STATUS
+unshare -m sh "$w/status.sh" "$w" "$ctl" "$db" >"$w/status.out" 2>&1
+sed 's/^/# /' "$w/status.out"
+root_pid=$(sed -n 's/.*\[pid \([0-9]*\)\]$/\1/p' "$w/status.out")
+if grep -q "^nobody's process, root's pid file: shstkd not running" "$w/status.out" &&
+	grep -q "^root's process, nobody's pid file: shstkd not running" "$w/status.out" &&
+	grep -q "^root's process, root's pid file: shstkd running, pid $root_pid (from the pid file" "$w/status.out"; then
+	echo "ok: status believes root's pid file naming a root process, nothing else"
+else
+	echo "FAIL: status's daemon"; fail=1
+fi
 exit $fail

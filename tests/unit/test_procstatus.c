@@ -44,6 +44,7 @@ static void test_procstatus_cet_kernel(void **state)
 	shstk_proc_status_parse(cet_status, &st);
 	assert_string_equal(st.name, "sleep");
 	assert_int_equal(st.tgid, 4242);
+	assert_int_equal(st.uid, 1000);
 	assert_true(st.has_features);
 	assert_string_equal(st.features, "shstk wrss audit");
 	assert_true(st.has_locked);
@@ -59,6 +60,7 @@ static void test_procstatus_absent_and_empty(void **state)
 
 	(void)state;
 	shstk_proc_status_parse("Name:\tbash\nTgid:\t1\nPid:\t1\n", &st);
+	assert_int_equal(st.uid, -1);
 	assert_false(st.has_features);
 	assert_false(st.has_locked);
 	assert_string_equal(st.features, "");
@@ -149,6 +151,7 @@ static void test_procstatus_read_self(void **state)
 	assert_int_equal(shstk_proc_status_read(getpid(), 0, &st), 0);
 	assert_string_equal(st.name, "test_procstatus");
 	assert_int_equal(st.tgid, getpid());
+	assert_int_equal(st.uid, getuid());
 	assert_int_equal(st.has_features, kernel_lines);
 	assert_int_equal(shstk_proc_status_read(getpid(), gettid(), &thread), 0);
 	assert_string_equal(thread.name, st.name);
