@@ -470,6 +470,7 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		json_kv_string(o->j, "mode", v->mode);
 		json_kv_string(o->j, "outcome", v->action);
 		json_kv_string(o->j, "sources", src);
+		json_kv_string(o->j, "grade", shstk_db_violation_grade(v->sources));
 		json_object_close(o->j);
 		return 0;
 	}
@@ -477,11 +478,11 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		struct shstkctl_strpool esc = {};
 		struct shstk_db_violation ve = admin_esc_violation(&esc, v);
 
-		printf("  %s  pid %" PRId64 " %s at %s, expected %s; %s, %s; seen by %s\n",
+		printf("  %s  pid %" PRId64 " %s at %s, expected %s; %s, %s; seen by %s, %s\n",
 		       admin_format_time(ve.time_us, t, sizeof(t)), ve.pid, ve.kind ? ve.kind : "?",
 		       admin_code_location(ve.ip_object, ve.ip_offset, ve.ip, a, sizeof(a)),
 		       admin_code_location(ve.ret_object, ve.ret_offset, ve.ret_addr, e, sizeof(e)),
-		       ve.mode ? ve.mode : "?", ve.action ? ve.action : "?", src);
+		       ve.mode ? ve.mode : "?", ve.action ? ve.action : "?", src, shstk_db_violation_grade(ve.sources));
 		shstkctl_strpool_free(&esc);
 	}
 	return 0;
@@ -551,7 +552,7 @@ static int print_evidence(struct shstk_db *db, const char *identity, struct json
 		printf("\nDecision (identity %s)\n", identity);
 		r = shstk_db_decision_get(db, identity, decision_cb, &o);
 		/* Nothing recorded at all: one line, not four empty sections. */
-		if (r == 0 && ev.runs == 0 && ev.violations == 0 && ev.hints == 0) {
+		if (r == 0 && ev.runs == 0 && ev.violations == 0 && ev.unconfirmed == 0) {
 			printf("  none yet (shstkd decides, as do 'shstkctl stage set', allow and deny);\n"
 			       "  no runs and no violations recorded\n");
 			return 0;
@@ -568,16 +569,15 @@ static int print_evidence(struct shstk_db *db, const char *identity, struct json
 		json_kv_uint(j, "clean_runs", ev.clean_runs);
 		json_kv_uint(j, "clean_days", ev.clean_days);
 		json_kv_uint(j, "violations", ev.violations);
-		json_kv_uint(j, "hints", ev.hints);
+		json_kv_uint(j, "unconfirmed_violations", ev.unconfirmed);
 		json_object_close(j);
 		json_key(j, "history");
 		json_array_open(j);
 	} else {
 		printf("  %-10s %" PRIu64 " run%s, %" PRIu64 " clean on %" PRIu64 " distinct day%s, %" PRIu64
-		       " violation%s%s\n",
+		       " confirmed violation%s, %" PRIu64 " unconfirmed\n",
 		       "evidence", ev.runs, ev.runs == 1 ? "" : "s", ev.clean_runs, ev.clean_days,
-		       ev.clean_days == 1 ? "" : "s", ev.violations, ev.violations == 1 ? "" : "s",
-		       ev.hints ? " (and uncorroborated hints)" : "");
+		       ev.clean_days == 1 ? "" : "s", ev.violations, ev.violations == 1 ? "" : "s", ev.unconfirmed);
 		printf("\nDecision history (oldest first)\n");
 	}
 	o.n = 0;

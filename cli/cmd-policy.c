@@ -154,6 +154,8 @@ static int show_json(const struct shstkctl *ctl, const struct admin_policy *ap, 
 	json_kv_bool(&j, "test_overrides", p->test_overrides);
 	json_kv_uint(&j, "clean_runs", p->clean_runs);
 	json_kv_uint(&j, "distinct_days", p->distinct_days);
+	json_kv_string(&j, "unconfirmed_violations",
+		       p->unconfirmed == SHSTK_UNCONFIRMED_QUARANTINE ? "quarantine" : "record");
 	json_key(&j, "risk");
 	json_object_open(&j);
 	for (unsigned b = 0; b < SHSTK_RISK_COUNT; b++)

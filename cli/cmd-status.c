@@ -109,8 +109,8 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 {
 	struct status *s = ud;
 
-	/* Hints alone are not violations (they quarantine nothing). */
-	if (!(v->sources & ~SHSTK_DB_SOURCE_HINT))
+	/* Unconfirmed ones are listed by 'violations', not counted here. */
+	if (!shstk_db_violation_confirmed(v->sources))
 		return 0;
 	s->violations++;
 	if (s->have_violation && v->time_us < s->v_time_us)

@@ -93,7 +93,7 @@ static void print_json(struct json *j, const struct shstk_db_violation *v)
 	json_kv_string(j, "mode", v->mode);
 	json_kv_string(j, "outcome", v->action);
 	json_kv_string(j, "sources", admin_sources_format(v->sources, src, sizeof(src)));
-	json_kv_bool(j, "hint_only", (v->sources & ~SHSTK_DB_SOURCE_HINT) == 0);
+	json_kv_string(j, "grade", shstk_db_violation_grade(v->sources));
 	json_object_close(j);
 }
 
@@ -115,7 +115,8 @@ static void print_row(const struct shstk_db_violation *v)
 	       admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, e, sizeof(e)), ssp);
 	printf("    %-9s %s, %s; seen by %s%s\n", "mode", v->mode ? v->mode : "?", v->action ? v->action : "?",
 	       admin_sources_format(v->sources, src, sizeof(src)),
-	       (v->sources & ~SHSTK_DB_SOURCE_HINT) ? "" : " (a hint only)");
+	       shstk_db_violation_confirmed(v->sources) ? "; confirmed"
+							 : "; unconfirmed (no kernel source saw it)");
 }
 
 static int row(const struct shstk_db_violation *v, void *ud)

@@ -151,8 +151,11 @@ int shstk_db_bundle_export(struct shstk_db *db, const char *provenance_json, cha
 	sb_add(&b, ") AS x FROM rr ORDER BY idx)), ");
 	sb_add(&b, "'violations', (SELECT json_group_array(json(x)) FROM (SELECT ");
 	sb_json_object(&b, violation_cols, ELEMENTSOF(violation_cols), "v");
-	sb_add(&b, ", 'run', (SELECT idx FROM rr WHERE rr.id = v.run)) AS x FROM violations v "
-		   "ORDER BY time_us, pid, tid, ip, ssp, id)), ");
+	/* The grade (db.h) goes out for the reader; import derives it again. */
+	sb_add(&b, ", 'run', (SELECT idx FROM rr WHERE rr.id = v.run), 'grade', CASE WHEN (v.sources & %u) != 0 "
+		   "THEN 'confirmed' ELSE 'unconfirmed' END) AS x FROM violations v "
+		   "ORDER BY time_us, pid, tid, ip, ssp, id)), ",
+	       SHSTK_DB_SOURCES_CONFIRMED);
 	sb_add(&b, "'decisions', (SELECT json_group_array(json(x)) FROM (SELECT ");
 	sb_json_object(&b, decision_cols, ELEMENTSOF(decision_cols), "d");
 	sb_add(&b, ") AS x FROM decisions d ORDER BY identity)))");

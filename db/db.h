@@ -439,9 +439,24 @@ int shstk_db_runs_foreach(struct shstk_db *db, const char *identity,
 
 /* ---- violations ----------------------------------------------------------- */
 
-/* enum shstk_source's ANOM_ABEND bit (engine/evidence.h): a row whose sources
- * are only this is an uncorroborated hint. */
-#define SHSTK_DB_SOURCE_HINT 16u
+/*
+ * The grade of a violation, from its sources (enum shstk_source of
+ * engine/evidence.h): confirmed when the kernel said so (this project's
+ * audit record, the kernel log line) or shstkctl verify's tracer saw the
+ * signal; unconfirmed when only what a process can cause saw it (a core
+ * dump's si_code: rt_sigqueueinfo() to itself may carry SEGV_CPERR; an
+ * ANOM_ABEND record says no more than sig=11).  Unconfirmed violations are
+ * recorded and shown, and quarantine only where the policy says so.
+ */
+#define SHSTK_DB_SOURCES_CONFIRMED (1u | 2u | 8u)
+static inline bool shstk_db_violation_confirmed(unsigned sources)
+{
+	return (sources & SHSTK_DB_SOURCES_CONFIRMED) != 0;
+}
+static inline const char *shstk_db_violation_grade(unsigned sources)
+{
+	return shstk_db_violation_confirmed(sources) ? "confirmed" : "unconfirmed";
+}
 
 struct shstk_db_violation {
 	int64_t id;
@@ -501,9 +516,10 @@ struct shstk_db_evidence {
 	uint64_t runs;           /* every run recorded */
 	uint64_t clean_runs;     /* ended, shadow stack applied (audit/enforce), no violation, not SIGSEGV */
 	uint64_t clean_days;     /* distinct UTC days those clean runs started on */
-	uint64_t violations;     /* corroborated violations (any source but the ABEND hint) */
-	uint64_t hints;          /* ABEND-only rows */
-	int64_t last_violation;  /* id of the latest corroborated violation, 0 if none */
+	uint64_t violations;     /* confirmed violations (SHSTK_DB_SOURCES_CONFIRMED) */
+	uint64_t unconfirmed;    /* the others: a core dump's or ANOM_ABEND's word alone */
+	int64_t last_violation;  /* id of the latest confirmed violation, 0 if none */
+	int64_t last_unconfirmed; /* ... and of the latest unconfirmed one */
 };
 
 int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shstk_db_evidence *ret);

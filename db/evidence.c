@@ -447,8 +447,9 @@ static const char SQL_EVIDENCE_RUNS[] =
 	"AND mode_applied IN ('audit', 'enforce') AND coalesce(exit_signal, 0) != 11) AS clean "
 	"FROM runs WHERE identity = ?1)";
 static const char SQL_EVIDENCE_VIOLATIONS[] =
-	"SELECT coalesce(sum((sources & ~?2) != 0), 0), coalesce(sum(sources = ?2), 0), "
-	"coalesce(max(CASE WHEN (sources & ~?2) != 0 THEN id END), 0) FROM violations WHERE identity = ?1";
+	"SELECT coalesce(sum((sources & ?2) != 0), 0), coalesce(sum((sources & ?2) = 0), 0), "
+	"coalesce(max(CASE WHEN (sources & ?2) != 0 THEN id END), 0), "
+	"coalesce(max(CASE WHEN (sources & ?2) = 0 THEN id END), 0) FROM violations WHERE identity = ?1";
 
 int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shstk_db_evidence *ret)
 {
@@ -468,14 +469,15 @@ int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shst
 
 	r = db_prepare(db, SQL_EVIDENCE_VIOLATIONS, &sv);
 	if (r < 0 || (r = db_bind_text(db, sv, 1, identity)) < 0 ||
-	    (r = db_bind_int64(db, sv, 2, SHSTK_DB_SOURCE_HINT)) < 0)
+	    (r = db_bind_int64(db, sv, 2, SHSTK_DB_SOURCES_CONFIRMED)) < 0)
 		return r;
 	rc = sqlite3_step(sv);
 	if (rc != SQLITE_ROW)
 		return db_error(db, rc);
 	e.violations = (uint64_t)sqlite3_column_int64(sv, 0);
-	e.hints = (uint64_t)sqlite3_column_int64(sv, 1);
+	e.unconfirmed = (uint64_t)sqlite3_column_int64(sv, 1);
 	e.last_violation = sqlite3_column_int64(sv, 2);
+	e.last_unconfirmed = sqlite3_column_int64(sv, 3);
 	*ret = e;
 	return 0;
 }

@@ -158,12 +158,26 @@ static uint32_t denied_risks(const struct shstk_policy *p, uint32_t risks)
 	return d;
 }
 
+/*
+ * The violation that quarantines, 0 if none does: a confirmed one, or an
+ * unconfirmed one where the policy says unconfirmed-violations =
+ * quarantine (db.h: a process can have a core dump say SEGV_CPERR).
+ */
+static int64_t quarantining_violation(const struct shstk_policy *p, const struct shstk_db_evidence *e)
+{
+	if (e->violations > 0)
+		return e->last_violation;
+	if (e->unconfirmed > 0 && p->unconfirmed == SHSTK_UNCONFIRMED_QUARANTINE)
+		return e->last_unconfirmed;
+	return 0;
+}
+
 static enum shstk_state evidence_state(const struct shstk_policy *p, const struct subject *s,
 				       const struct shstk_db_evidence *e)
 {
 	uint64_t need = p->clean_runs > 0 ? p->clean_runs : 1;
 
-	if (e->violations > 0)
+	if (quarantining_violation(p, e))
 		return SHSTK_STATE_QUARANTINED;
 	if (shstk_verdict_from_name(s->verdict) != SHSTK_ELIGIBLE)
 		return SHSTK_STATE_INELIGIBLE;
@@ -185,9 +199,9 @@ static bool impossible(const char *verdict)
 static void evidence_json(const struct shstk_decide_result *r, uint32_t denied, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "{\"clean_runs\":%" PRIu64 ",\"days\":%" PRIu64 ",\"runs\":%" PRIu64
-			 ",\"violations\":%" PRIu64 ",\"hints\":%" PRIu64,
+			 ",\"violations\":%" PRIu64 ",\"unconfirmed\":%" PRIu64,
 			 r->evidence.clean_runs, r->evidence.clean_days, r->evidence.runs, r->evidence.violations,
-			 r->evidence.hints);
+			 r->evidence.unconfirmed);
 
 	if (n > 0 && (size_t)n < len && r->violation)
 		n += snprintf(buf + n, len - (size_t)n, ",\"violation\":%" PRId64, r->violation);
@@ -296,7 +310,7 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 	ret->decidable = true;
 	ret->object = s.object;
 	snprintf(ret->path, sizeof(ret->path), "%s", s.path ? s.path : "");
-	ret->violation = ret->evidence.last_violation;
+	ret->violation = quarantining_violation(p, &ret->evidence);
 	ret->state = evidence_state(p, &s, &ret->evidence);
 	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)
 		decide_override(p, &s, &o, ret);
@@ -434,7 +448,7 @@ static enum shstk_state imported_state(const struct shstk_policy *p, int there, 
 {
 	uint64_t need = p->clean_runs > 0 ? p->clean_runs : 1;
 
-	if (e->violations > 0)
+	if (quarantining_violation(p, e))
 		return SHSTK_STATE_QUARANTINED;
 	if (there < 0 || there == SHSTK_STATE_INELIGIBLE || there == SHSTK_STATE_QUARANTINED)
 		return there < 0 ? SHSTK_STATE_INELIGIBLE : (enum shstk_state)there;
@@ -477,7 +491,7 @@ static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, co
 	if (r < 0)
 		return r;
 	ret->state = imported_state(p, st, &ret->evidence);
-	ret->violation = ret->evidence.last_violation;
+	ret->violation = quarantining_violation(p, &ret->evidence);
 	snprintf(ret->path, sizeof(ret->path), "%s", c->path ? c->path : "");
 	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)
 		decide_override(p, &s, &o, ret);

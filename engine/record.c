@@ -27,12 +27,9 @@
 
 #define SOURCE_ALL (SHSTK_SRC_AUDIT | SHSTK_SRC_KMSG | SHSTK_SRC_COREDUMP | SHSTK_SRC_PTRACE | SHSTK_SRC_ABEND)
 
-_Static_assert(SHSTK_SRC_ABEND == SHSTK_DB_SOURCE_HINT, "db.h's hint bit is evidence.h's ABEND");
+_Static_assert(SHSTK_DB_SOURCES_CONFIRMED == (SHSTK_SRC_AUDIT | SHSTK_SRC_KMSG | SHSTK_SRC_PTRACE),
+	       "db.h's confirmed sources are evidence.h's kernel and tracer sources");
 
-static bool corroborated(unsigned sources)
-{
-	return (sources & ~(unsigned)SHSTK_SRC_ABEND) != 0;
-}
 
 /* ---- attribution ---- */
 
@@ -285,10 +282,11 @@ static int record_violation(struct shstk_db *db, const struct shstk_violation_ob
 	    (r = attribute_row(db, id, &after)) < 0)
 		return r;
 
-	/* A run counts a violation once, when the row is both corroborated
-	 * (an ABEND alone may be an ordinary segfault) and tied to the run. */
-	counted_before = !created && corroborated(before.sources) && before.run != 0;
-	if (!counted_before && corroborated(after.sources) && after.run != 0) {
+	/* A run counts a violation once, when the row is both confirmed (db.h:
+	 * a core or an ABEND alone is what a process can cause itself; an
+	 * ABEND may be an ordinary segfault) and tied to the run. */
+	counted_before = !created && shstk_db_violation_confirmed(before.sources) && before.run != 0;
+	if (!counted_before && shstk_db_violation_confirmed(after.sources) && after.run != 0) {
 		r = shstk_db_run_add_violation(db, after.run);
 		if (r < 0)
 			return r;

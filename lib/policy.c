@@ -41,6 +41,7 @@ static const char *const decision_names[] = { "off", "audit", "enforce" };
 static const char *const risk_action_names[] = { "ignore", "audit-only", "deny" };
 static const char *const rule_action_names[] = { "deny", "audit-only", "allow", "trust-marking" };
 static const char *const dlopen_names[] = { "allow-and-report", "refuse" };
+static const char *const unconfirmed_names[] = { "record", "quarantine" };
 
 #define NAME_OF(table, v) ((size_t)(v) < ELEMENTSOF(table) ? (table)[(v)] : NULL)
 
@@ -175,6 +176,7 @@ enum key_id {
 	K_TEST_OVERRIDES,
 	K_CLEAN_RUNS,
 	K_DISTINCT_DAYS,
+	K_UNCONFIRMED,
 	K_RISK0, /* K_RISK0 + bit number: the [risk] keys */
 	K_DATABASE = K_RISK0 + SHSTK_RISK_COUNT,
 	K_ALLOWLIST,
@@ -196,6 +198,7 @@ static const struct key_def {
 	[K_TEST_OVERRIDES] = { SECT_POLICY, "test-overrides" },
 	[K_CLEAN_RUNS] = { SECT_PROMOTION, "clean-runs" },
 	[K_DISTINCT_DAYS] = { SECT_PROMOTION, "distinct-days" },
+	[K_UNCONFIRMED] = { SECT_PROMOTION, "unconfirmed-violations" },
 	[K_RISK0 + 0] = { SECT_RISK, "context" },
 	[K_RISK0 + 1] = { SECT_RISK, "longjmp" },
 	[K_RISK0 + 2] = { SECT_RISK, "execstack" },
@@ -650,6 +653,11 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 		c->days_line = c->lineno;
 		c->days_col = col;
 		break;
+	case K_UNCONFIRMED:
+		i = parse_choice(c, col, key, v, unconfirmed_names, ELEMENTSOF(unconfirmed_names));
+		if (i >= 0)
+			p->unconfirmed = (enum shstk_unconfirmed_policy)i;
+		break;
 	case K_DATABASE:
 		(void)parse_abs_path(c, col, key, v, &p->database);
 		break;
@@ -1006,6 +1014,7 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	fprintf(f, "\n[promotion]\n");
 	fprintf(f, "clean-runs = %u\n", p->clean_runs);
 	fprintf(f, "distinct-days = %u\n", p->distinct_days);
+	fprintf(f, "unconfirmed-violations = %s\n", unconfirmed_names[p->unconfirmed]);
 	fprintf(f, "\n[risk]\n");
 	for (unsigned b = 0; b < SHSTK_RISK_COUNT; b++)
 		fprintf(f, "%s = %s\n", risk_names[b], risk_action_names[p->risk_action[b]]);

@@ -55,6 +55,17 @@ enum shstk_dlopen_policy {
 	SHSTK_DLOPEN_REFUSE,
 };
 
+/*
+ * What a violation no kernel source confirms does (only a core dump's
+ * si_code or an ANOM_ABEND record saw it, which a process can cause by
+ * signalling itself): recorded and shown with its grade, or treated as a
+ * confirmed one.
+ */
+enum shstk_unconfirmed_policy {
+	SHSTK_UNCONFIRMED_RECORD = 0,
+	SHSTK_UNCONFIRMED_QUARANTINE,
+};
+
 /* The risk signals of elfinfo.h, by bit number. */
 #define SHSTK_RISK_COUNT 5
 
@@ -83,6 +94,7 @@ struct shstk_policy {
 	bool test_overrides;
 	unsigned clean_runs;    /* clean audit runs needed to promote to verified */
 	unsigned distinct_days; /* ... spread over at least this many distinct days */
+	enum shstk_unconfirmed_policy unconfirmed; /* what an unconfirmed violation does */
 	enum shstk_risk_action risk_action[SHSTK_RISK_COUNT]; /* by bit number of enum shstk_risk */
 	char *database;
 	char *allowlist;

@@ -144,10 +144,15 @@ def parse_evidence(path):
                 v = dict(where=where, path=a[1], time=int(a[2]), pid=int(a[3]), sources=a[4].split(","),
                          kind=none(a[5]), mode=none(a[6]), action=none(a[7]), ip_obj=none(a[8]),
                          ip_off=int(a[9], 0), ret_obj=none(a[10]), ret_off=int(a[11], 0), ssp=int(a[12], 0))
-                v["hint"] = v["sources"] == ["abend"]
+                # The trust model (shared/DESIGN.md, db.h): the kernel's audit record or
+                # log line, or shstkctl verify's tracer, confirm a violation; a core
+                # dump's si_code or an ANOM_ABEND record alone (what a process can
+                # cause itself) leave it unconfirmed: recorded, counted against no run.
+                v["abend_only"] = v["sources"] == ["abend"]
+                v["unconfirmed"] = not any(s in ("audit", "kmsg", "ptrace") for s in v["sources"])
                 run = open_runs.get(v["pid"])
                 v["run"] = run
-                if run is not None and not v["hint"]:
+                if run is not None and not v["unconfirmed"]:
                     run["tied"].append(v)
                 viols.append(v)
             else:
@@ -165,7 +170,7 @@ def evidence_plausible(runs, viols):
         w = v["where"]
         if any(s not in SOURCES for s in v["sources"]):
             problems.append("%s: unknown source in %s" % (w, v["sources"]))
-        if v["hint"] and (v["kind"] or v["mode"] or v["action"] or v["ip_obj"] or v["ret_obj"] or v["ssp"]):
+        if v["abend_only"] and (v["kind"] or v["mode"] or v["action"] or v["ip_obj"] or v["ret_obj"] or v["ssp"]):
             problems.append("%s: an ANOM_ABEND record alone names no fault kind, mode, outcome, "
                             "object or ssp (only pid, comm, exe and sig)" % w)
         if "kmsg" in v["sources"] and v["action"] != "killed":
@@ -227,8 +232,8 @@ def evidence_of(model, path):
         "runs": len(runs),
         "clean_runs": len(clean),
         "clean_days": len({r["start"] // 86400 for r in clean}),
-        "violations": sum(1 for v in viols if not v["hint"]),
-        "hints": sum(1 for v in viols if v["hint"]),
+        "violations": sum(1 for v in viols if not v["unconfirmed"]),
+        "unconfirmed_violations": sum(1 for v in viols if v["unconfirmed"]),
     }
 
 
@@ -431,7 +436,7 @@ def cmd_dryrun(state, out, stage):
 
 
 def last_corroborated(model):
-    vs = [v for v in model["viols"] if not v["hint"]]
+    vs = [v for v in model["viols"] if not v["unconfirmed"]]
     return max(vs, key=lambda v: v["time"]) if vs else None
 
 
@@ -450,7 +455,7 @@ def cmd_status(state, out):
             "policy_stage": model["policy"]["stage"], "decided": len(st), "imported": 0,
             "states": states, "decisions": decisions,
             "allowlist": {"generation": model["generation"], "entries": entries, "stage": stage},
-            "violations": sum(1 for v in model["viols"] if not v["hint"]),
+            "violations": sum(1 for v in model["viols"] if not v["unconfirmed"]),
             "last_violation": {"time_us": last["time"] * 1000000, "binary": last["path"], "pid": last["pid"],
                                "kind": last["kind"]} if last else None}
     got = {k: s.get(k) for k in want}
@@ -529,14 +534,14 @@ def cmd_violations(state, out, *filters):
             continue
         e = viol_json(v)
         hexa = lambda n: "0x%x" % n if n else None  # cmd-violations: 0 is unknown
-        e.update(binary=v["path"], hint_only=v["hint"], comm=os.path.basename(v["path"]),
-                 tid=0 if v["hint"] else v["pid"], identity="build-id:" + model["build_ids"][v["path"]],
+        e.update(binary=v["path"], grade="unconfirmed" if v["unconfirmed"] else "confirmed",
+                 comm=os.path.basename(v["path"]), tid=0 if v["abend_only"] else v["pid"], identity="build-id:" + model["build_ids"][v["path"]],
                  ssp=hexa(v["ssp"]), ip_offset=hexa(v["ip_off"]), expected_offset=hexa(v["ret_off"]))
         want.append(e)
     rows = load(out)
     got = [{k: r.get(k) for k in want[0]} for r in rows] if want else rows
     check(got == want, "%s: %s" % (os.path.basename(out), ", ".join(
-        "%s pid %d %s%s" % (w["binary"], w["pid"], w["mode"] or "-", " (hint)" if w["hint_only"] else "")
+        "%s pid %d %s %s" % (w["binary"], w["pid"], w["mode"] or "-", w["grade"])
         for w in want) or "none"), json.dumps(rows))
 
 

@@ -181,7 +181,7 @@ static void test_decide_thresholds_distinct_days(void **state)
 	assert_true(changed);
 	assert_string_equal(decision_of(db, ID("b0")), "auditing/audit/0");
 	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
-			    "{\"clean_runs\":3,\"days\":1,\"runs\":7,\"violations\":0,\"hints\":0}");
+			    "{\"clean_runs\":3,\"days\":1,\"runs\":7,\"violations\":0,\"unconfirmed\":0}");
 	/* Unchanged evidence: nothing changes, nothing is written. */
 	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 2, &changed), 0);
 	assert_false(changed);
@@ -193,7 +193,7 @@ static void test_decide_thresholds_distinct_days(void **state)
 	assert_true(changed);
 	assert_string_equal(decision_of(db, ID("b0")), "verified/enforce/2");
 	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
-			    "{\"clean_runs\":4,\"days\":2,\"runs\":8,\"violations\":0,\"hints\":0}");
+			    "{\"clean_runs\":4,\"days\":2,\"runs\":8,\"violations\":0,\"unconfirmed\":0}");
 	shstk_db_close(db);
 }
 
@@ -218,7 +218,7 @@ static void test_decide_violation_quarantines(void **state)
 	assert_string_equal(fx_query_text(db, "SELECT old_state || '>' || new_state || ' ' || old_decision || '>' || "
 					      "new_decision || ' ' || evidence FROM decision_history ORDER BY id DESC"),
 			    "verified>quarantined enforce>off "
-			    "{\"clean_runs\":1,\"days\":1,\"runs\":1,\"violations\":1,\"hints\":0,\"violation\":1}");
+			    "{\"clean_runs\":1,\"days\":1,\"runs\":1,\"violations\":1,\"unconfirmed\":0,\"violation\":1}");
 	/* Unknown violation, and one attributed to nothing. */
 	assert_int_equal(shstk_decide_violation(db, p, 12345, FX_T0, &changed), -ENOENT);
 	v = violate(db, NULL, 60, SHSTK_SRC_COREDUMP);
@@ -227,7 +227,15 @@ static void test_decide_violation_quarantines(void **state)
 	shstk_db_close(db);
 }
 
-static void test_decide_abend_hint_alone(void **state)
+/*
+ * Issue 14: only the kernel's word (its audit record, its log line) or
+ * shstkctl verify's tracer confirms a violation.  An ANOM_ABEND record and
+ * a core dump's si_code, which a process can produce by signalling itself,
+ * are recorded as unconfirmed and quarantine nothing, unless the policy
+ * says unconfirmed-violations = quarantine; a kernel source joining the
+ * same row confirms it.
+ */
+static void test_decide_unconfirmed_alone(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT, 1, 1);
 	struct shstk_db *db = fx_open();
@@ -241,13 +249,27 @@ static void test_decide_abend_hint_alone(void **state)
 	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0, &changed), 0);
 	assert_string_equal(decision_of(db, ID("c0")), "candidate/audit/0");
 	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history"),
-			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"hints\":1}");
-	/* Corroborated by the core-dump helper: now it quarantines. */
+			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"unconfirmed\":1}");
+	/* A core saying SEGV_CPERR joins: still nothing the kernel vouched for. */
 	h.source = SHSTK_SRC_COREDUMP;
 	h.ip = 0x4000;
 	assert_int_equal(shstk_record_violation(db, &h, &v, &created), 0);
 	assert_false(created);
 	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0 + 1, &changed), 0);
+	assert_false(changed);
+	assert_string_equal(decision_of(db, ID("c0")), "candidate/audit/0");
+	/* Where the policy says so, unconfirmed violations quarantine. */
+	p->unconfirmed = SHSTK_UNCONFIRMED_QUARANTINE;
+	decide_all(db, p, FX_T0 + 2, NULL);
+	assert_string_equal(decision_of(db, ID("c0")), "quarantined/off/0");
+	p->unconfirmed = SHSTK_UNCONFIRMED_RECORD;
+	decide_all(db, p, FX_T0 + 3, NULL);
+	assert_string_equal(decision_of(db, ID("c0")), "candidate/audit/0");
+	/* The kernel's log line joins the row: confirmed, quarantined. */
+	h.source = SHSTK_SRC_KMSG;
+	assert_int_equal(shstk_record_violation(db, &h, &v, &created), 0);
+	assert_false(created);
+	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0 + 4, &changed), 0);
 	assert_true(changed);
 	assert_string_equal(decision_of(db, ID("c0")), "quarantined/off/0");
 	shstk_db_close(db);
@@ -609,7 +631,7 @@ static void test_decide_compute_explains(void **state)
 	assert_int_equal(r.decision, SHSTK_DECISION_OFF);
 	assert_string_equal(r.path, "/usr/bin/jit");
 	assert_string_equal(r.evidence_json,
-			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"hints\":0,\"denied_risks\":16}");
+			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"unconfirmed\":0,\"denied_risks\":16}");
 	/* compute writes nothing. */
 	assert_int_equal(fx_query(db, "SELECT count(*) FROM decisions"), 0);
 	assert_int_equal(shstk_decide_compute(db, p, ID("99"), &r), 0);
@@ -629,7 +651,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_stage_override, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_thresholds_distinct_days, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_violation_quarantines, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_decide_abend_hint_alone, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_unconfirmed_alone, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_override_wins, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_trust_marking_override, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_new_build_starts_over, fx_setup, fx_teardown),
