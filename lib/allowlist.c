@@ -397,7 +397,8 @@ int shstk_allowlist_map(const char *path, unsigned verify, struct shstk_allowlis
 
 	/* Cleared first, so a caller can always test ret->map, as the preload does. */
 	memset(ret, 0, sizeof(*ret));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO at the path is refused below, not waited on. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		r = negerrno();
 		shstk_err_set(err, "cannot open: %s", strerror(-r));

@@ -248,7 +248,10 @@ static int pl_map_allowlist(const char *override_path, struct shstk_allowlist *a
 	int fd, r;
 
 	*ret_read = false;
-	fd = pl_openat(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO (or a device) at the path must not hang every
+	 * process start until someone writes to it (issue 17); the checks
+	 * below refuse anything but a regular file, where it changes nothing. */
+	fd = pl_openat(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
 	r = pl_fstat(fd, &st);

@@ -131,6 +131,14 @@ open(sys.argv[2], 'wb').write(b)
 EOF
 expect "large allowlist, bit flip in a block the lookup reads" "$(probe "$W/al-big-flip")" 'source=bad-allowlist'
 
+# A FIFO at the allowlist path (issue 17): refused at once, never waited on.
+mkfifo "$W/al-fifo"
+out=$(timeout 10 env SHSTK_ALLOWLIST="$W/al-fifo" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
+	"$PROBE" 2>&1)
+rc=$?
+[ $rc = 0 ] && pass || fail "FIFO allowlist: the process did not start (exit $rc, 124: it hung)"
+expect "FIFO allowlist" "$out" 'decision=off applied=off source=bad-allowlist'
+
 # ---- overrides and the kill switch ----
 al_write "$W/al-ovr" --allow-overrides "off build-id:00" || exit 1
 out=$(probe "$W/al-ovr" SHSTK_POLICY=enforce)
