@@ -543,7 +543,7 @@ static int gate_run(struct gate_opts *o, char **files, size_t n)
 			any_error = true;
 			/* the table prints it; JSON readers also want it on stderr */
 			if (o->format == SHSTKCTL_FORMAT_JSON)
-				fprintf(stderr, "shstkctl: gate: %s: %s\n", files[i], pkgs[i].error);
+				shstkctl_error("gate: %s: %s", files[i], pkgs[i].error); /* escaped */
 		}
 		if (pkgs[i].n_failed)
 			any_fail = true;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "common.h"
 #include "scan.h"
 
@@ -71,13 +72,19 @@ struct progress_state {
 static void progress(const struct shstk_scan_progress *p, void *ud)
 {
 	struct progress_state *s = ud;
+	_cleanup_free_ char *esc = NULL;
+	const char *dir;
 	char line[512];
-	int n;
+	int n, e;
 
+	/* A directory's name is whoever made it's: escaped before it is cut
+	 * to the terminal's width, so no cut can reopen an escape. */
+	e = p->current_dir ? shstk_cescape(p->current_dir, &esc) : -ENOENT;
+	dir = e > 0 ? esc : e == 0 ? p->current_dir : "";
 	if (strcmp(p->phase, "walk") == 0)
 		n = snprintf(line, sizeof(line), "scanning: %llu files, %llu ELF, %llu read, %.0f files/s  %s",
 			     (unsigned long long)p->files_seen, (unsigned long long)p->elf,
-			     (unsigned long long)p->files_opened, p->files_per_s, p->current_dir ? p->current_dir : "");
+			     (unsigned long long)p->files_opened, p->files_per_s, dir);
 	else if (strcmp(p->phase, "closure") == 0)
 		n = snprintf(line, sizeof(line), "resolving closures: %llu/%llu executables",
 			     (unsigned long long)p->closures_done, (unsigned long long)p->closures_total);

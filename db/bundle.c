@@ -200,7 +200,7 @@ static void sb_validate(struct sqlbuf *b, const char *section, const struct bund
  * that everything imported can be published (db.c registers the function). */
 #define BAD_IDENTITY                                                        \
 	"WHEN NOT shstk_identity_valid(j.value->>'identity') "              \
-	"THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS' "
+	"THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS, written as the database does' "
 
 static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 {
@@ -231,7 +231,7 @@ static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 	sb_add(&b, " UNION ALL ");
 	sb_validate(&b, "violations", violation_cols, ELEMENTSOF(violation_cols),
 		    "WHEN j.value->>'identity' IS NOT NULL AND NOT shstk_identity_valid(j.value->>'identity') "
-		    "THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS' "
+		    "THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS, written as the database does' "
 		    "WHEN coalesce(json_type(j.value, '$.run'), 'null') NOT IN ('integer', 'null') "
 		    "THEN 'run is not an index or null' "
 		    "WHEN j.value->>'run' IS NOT NULL AND (j.value->>'run' < 0 OR "

@@ -271,8 +271,8 @@ int shstk_db_schema_version(struct shstk_db *db)
  * Is the file at the other end ours, before anything is written to it?
  * Ours says so in its application_id; an empty file (no table, version 0)
  * is new and becomes ours; databases of schema 1 to 4 predate the
- * application_id and are recognised by their tables.  Anything else is
- * another application's: -EMEDIUMTYPE.
+ * application_id and are recognised by all twelve tables they have in
+ * common.  Anything else is another application's: -EMEDIUMTYPE.
  */
 static int check_ours(struct shstk_db *db)
 {
@@ -283,8 +283,9 @@ static int check_ours(struct shstk_db *db)
 		"(SELECT application_id FROM pragma_application_id) = " STRINGIFY(SHSTK_DB_APPLICATION_ID) ", "
 		"(SELECT user_version FROM pragma_user_version), "
 		"(SELECT count(*) FROM sqlite_schema), "
-		"(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-		"name IN ('meta', 'scans', 'objects', 'verdicts'))";
+		"(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN ('meta', 'scans', "
+		"'objects', 'needed', 'risks', 'verdicts', 'runs', 'violations', 'overrides', 'decisions', "
+		"'decision_history', 'stage_history'))";
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	int64_t v, tables, ours;
 	int r;
@@ -303,7 +304,9 @@ static int check_ours(struct shstk_db *db)
 	ours = sqlite3_column_int64(st, 4);
 	if (v == 0 && tables == 0)
 		return 0;
-	if (v >= 1 && v <= 4 && ours == 4)
+	/* Every table migration 1 made and none dropped: a database another
+	 * application made with a few of our names is not taken for ours. */
+	if (v >= 1 && v <= 4 && ours == 12)
 		return 0;
 	return -EMEDIUMTYPE;
 }
@@ -435,14 +438,15 @@ static int configure(struct shstk_db *db)
 	return r;
 }
 
-/* shstk_identity_valid(TEXT): 1 when lib/identity.c accepts it, for the
- * validation of evidence bundles (bundle.c) in the same statement as the
- * rest of it. */
+/* shstk_identity_valid(TEXT): 1 when lib/identity.c accepts it, written
+ * the one way the database writes it, for the validation of evidence
+ * bundles (bundle.c) in the same statement as the rest of it. */
 static void sql_identity_valid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	const char *s = (const char *)sqlite3_value_text(argv[0]);
 
-	sqlite3_result_int(ctx, s && shstk_identity_valid(s));
+	sqlite3_result_int(ctx, s && (size_t)sqlite3_value_bytes(argv[0]) == strlen(s) &&
+				       shstk_identity_canonical(s));
 }
 
 static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;

@@ -5,6 +5,8 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "identity.h"
@@ -122,24 +124,43 @@ int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char 
 
 int shstk_publish_lock(const char *allowlist)
 {
+	int64_t deadline = shstk_clock_us(CLOCK_MONOTONIC) + SHSTK_PUBLISH_LOCK_WAIT_US;
 	char path[PATH_MAX];
+	struct stat st;
 	int fd, r;
 
 	if (!allowlist)
 		return -EINVAL;
 	if ((size_t)snprintf(path, sizeof(path), "%s.lock", allowlist) >= sizeof(path))
 		return -ENAMETOOLONG;
-	/* Beside the allowlist, in a directory only root writes: no symlink
-	 * there is ours to follow. */
+	/* Beside the allowlist: no symlink there is ours to follow, and a
+	 * lock file another user made (where the allowlist's directory is
+	 * not ours alone) is theirs to hold for ever: refused. */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return negerrno();
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno == EINTR)
-			continue;
+	if (fstat(fd, &st) < 0) {
 		r = negerrno();
 		close(fd);
 		return r;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		return -EPERM;
+	}
+	/* Bounded: a publisher that waited for ever would stop shstkd's event
+	 * loop; the caller retries later (shstk_publisher_failed()). */
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			r = negerrno();
+			close(fd);
+			return r;
+		}
+		if (shstk_clock_us(CLOCK_MONOTONIC) >= deadline) {
+			close(fd);
+			return -EWOULDBLOCK;
+		}
+		(void)nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
 	return fd;
 }

@@ -65,6 +65,15 @@ bool shstk_identity_valid(const char *identity)
 	return shstk_identity_key(identity, &k) == 0;
 }
 
+bool shstk_identity_canonical(const char *identity)
+{
+	char buf[SHSTK_IDENTITY_MAX];
+	struct shstk_al_key k;
+
+	return shstk_identity_key(identity, &k) == 0 && shstk_identity_from_key(&k, buf, sizeof(buf)) == 0 &&
+	       strcmp(buf, identity) == 0;
+}
+
 int shstk_identity_from_key(const struct shstk_al_key *key, char *buf, size_t size)
 {
 	size_t n;

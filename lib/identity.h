@@ -27,6 +27,11 @@ int shstk_identity_key(const char *identity, struct shstk_al_key *ret);
 /* Is @identity well-formed (shstk_identity_key() would accept it)? */
 bool shstk_identity_valid(const char *identity);
 
+/* Is it also written the one way the database writes it (lower-case hex,
+ * no leading zeros, no "-0")?  Identities are compared as text, so two
+ * spellings of one key would be two binaries. */
+bool shstk_identity_canonical(const char *identity);
+
 /* The text of @key into @buf (lower-case hex); -EINVAL for a key of no
  * known kind or length, -ENOBUFS if @size is too small. */
 int shstk_identity_from_key(const struct shstk_al_key *key, char *buf, size_t size);

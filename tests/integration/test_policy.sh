@@ -110,8 +110,10 @@ echo junk >"$W/junk.db"
 grep -q "junk.db" "$W/err" || fail "show with a corrupt database: $(cat "$W/err")"
 # The database's own failures in words, as the other commands give them
 # (issue 21: 'Stale file handle', 'Protocol not supported').
-sqlite3 "$W/old.db" "CREATE TABLE meta(key, value); CREATE TABLE scans(id); CREATE TABLE objects(id);
-	CREATE TABLE verdicts(object); PRAGMA user_version = 2" 2>"$W/err" || fail "old.db: $(cat "$W/err")"
+# (an older schema of ours: the twelve tables migration 1 made, version 2)
+sqlite3 "$W/old.db" "$(for t in meta scans objects needed risks verdicts runs violations overrides decisions \
+	decision_history stage_history; do printf 'CREATE TABLE %s(x); ' $t; done) PRAGMA user_version = 2" \
+	2>"$W/err" || fail "old.db: $(cat "$W/err")"
 "$ctl" policy show --db "$W/old.db" >/dev/null 2>"$W/err"
 grep -q "older schema (a read-write open upgrades it: run 'shstkctl scan')" "$W/err" ||
 	fail "show with an old database: $(cat "$W/err")"

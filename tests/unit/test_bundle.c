@@ -209,6 +209,9 @@ static void test_bundle_rejects_bad_identities(void **state)
 	static char too_long[9 + 2 * 65 + 1] = "build-id:";
 	const char *const bad[] = {
 		"build-id:", "build-id:zz", "file:", "exe:/bin/ls", "build-id:abc", "file:1:2:3", too_long,
+		/* aliases of valid identities: a local decision must not be
+		 * outflanked by another spelling of its identity */
+		"build-id:00112233445566778899AABBCCDDEEFF00112233", "file:01:2:3:4", "file:1:2:-0:4",
 	};
 	struct shstk_db *db = fresh_db();
 	char doc[1024];

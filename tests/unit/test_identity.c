@@ -54,6 +54,20 @@ static void test_identity_key_rejects(void **state)
 
 /* Text to key and back gives the database's form again (lower-case hex,
  * signed size and mtime), and a buffer one short is refused. */
+/* One spelling per key, the one the database writes. */
+static void test_identity_canonical(void **state)
+{
+	assert_true(shstk_identity_canonical("build-id:00ff10"));
+	assert_true(shstk_identity_canonical("file:1:2:-1:-5"));
+	assert_true(shstk_identity_valid("build-id:00FF10"));
+	assert_false(shstk_identity_canonical("build-id:00FF10"));
+	assert_false(shstk_identity_canonical("file:01:2:3:4"));
+	assert_false(shstk_identity_canonical("file:1:2:-0:4"));
+	assert_false(shstk_identity_canonical("file:1:2:+3:4"));
+	assert_false(shstk_identity_canonical("exe:/bin/ls"));
+	assert_false(shstk_identity_canonical(NULL));
+}
+
 static void test_identity_round_trip(void **state)
 {
 	static const char *const ids[] = {
@@ -81,6 +95,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_identity_key_forms),
 		cmocka_unit_test(test_identity_key_rejects),
+		cmocka_unit_test(test_identity_canonical),
 		cmocka_unit_test(test_identity_round_trip),
 	};
 

@@ -249,6 +249,31 @@ static void test_publish_one_publisher_at_a_time(void **state)
 	}
 }
 
+/* A lock file another user made (a directory not root's alone) is theirs
+ * to hold for ever: refused, not waited on (the attacker's review). */
+static void test_publish_lock_not_ours(void **state)
+{
+	const char *path = fx_path("allowlist");
+	char lock[600];
+	int fd;
+
+	if (geteuid() != 0)
+		SHSTK_TEST_MISSING("root", "the test makes a lock file another user owns");
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	fd = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	assert_int_equal(shstk_publish_lock(path), -EPERM);
+	assert_int_equal(chown(lock, geteuid(), getegid()), 0);
+	assert_int_equal(chmod(lock, 0666), 0);
+	assert_int_equal(shstk_publish_lock(path), -EPERM);
+	assert_int_equal(chmod(lock, 0600), 0);
+	fd = shstk_publish_lock(path);
+	assert_true(fd >= 0);
+	shstk_publish_unlock(fd);
+}
+
 /* A reader mapping and fully verifying the file in a loop while it is republished 200 times. */
 static void test_publish_atomic_under_reader(void **state)
 {
@@ -397,6 +422,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_publish_bad_identity_left_out, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_publish_atomic_under_reader, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_publish_one_publisher_at_a_time, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_publish_lock_not_ours, fx_setup, fx_teardown),
 		cmocka_unit_test(test_publish_debouncer),
 	};
 
