@@ -204,7 +204,13 @@ for i in $(seq 100); do
 	rm -f "$ev" # a killed daemon leaves its socket behind
 	start shstkd.log "" ""
 	if ! wait_for 30 test -S "$ev"; then
-		echo "FAIL: round $i: no event socket"; tail "$w/shstkd.log"; bad=1; break
+		echo "FAIL: round $i: no event socket"; tail "$w/shstkd.log"
+		# Where the daemon waits, and who holds what, for the next reader.
+		echo "# wchan $(cat /proc/$pid/wchan 2>&1), state $(sed -n 's/^State:\t//p' /proc/$pid/status 2>&1)"
+		cat /proc/$pid/stack 2>/dev/null | sed 's/^/# stack /'
+		ls -l /proc/$pid/fd 2>&1 | sed 's/^/# fd /'
+		sed 's/^/# lock /' /proc/locks
+		bad=1; break
 	fi
 	# Re-decide and publish repeatedly; a run announcement now and then,
 	# committed before the kill so that it must survive it.
