@@ -135,7 +135,8 @@ int shstk_publish_lock(const char *allowlist)
 		return -ENAMETOOLONG;
 	/* Beside the allowlist: no symlink there is ours to follow, and a
 	 * lock file another user made (where the allowlist's directory is
-	 * not ours alone) is theirs to hold for ever: refused. */
+	 * not ours alone) is theirs to hold for ever: refused.  Root's is
+	 * everyone's (shstkd runs as root). */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return negerrno();
@@ -144,7 +145,7 @@ int shstk_publish_lock(const char *allowlist)
 		close(fd);
 		return r;
 	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
 		close(fd);
 		return -EPERM;
 	}

@@ -47,8 +47,8 @@ int shstk_publish(struct shstk_db *db, const struct shstk_policy *p, const char 
  * shstkd and every shstkctl command that publishes take it, so that no
  * publication can rename an older set of decisions over a newer one under
  * the same or a later generation (issue 14).  The preload never takes it.
- * The lock file must be the caller's (owner, not writable by others):
- * -EPERM otherwise.  Waits up to SHSTK_PUBLISH_LOCK_WAIT_US, then
+ * The lock file must be the caller's or root's, and writable by nobody
+ * else: -EPERM otherwise.  Waits up to SHSTK_PUBLISH_LOCK_WAIT_US, then
  * -EWOULDBLOCK.  Returns the lock's descriptor, or -errno;
  * shstk_publish_unlock() (or exit) releases it.
  */
