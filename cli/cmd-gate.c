@@ -387,6 +387,7 @@ static void print_table(const struct gate_package *pkgs, size_t n, const struct 
 
 		if (p->error[0]) {
 			printf("%s: ERROR: %s\n", shstkctl_esc(&esc, p->file), shstkctl_esc(&esc, p->error));
+			shstkctl_strpool_free(&esc);
 			continue;
 		}
 		printf("%s (%s): %u ELF file%s, %u marked SHSTK: %s\n", shstkctl_esc(&esc, p->file),
