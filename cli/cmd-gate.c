@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* shstkctl gate: fail RPM packages that ship SHSTK-marked binaries the evidence or the policy says must not be marked. */
+/* shstkctl gate: fail RPM and .deb packages that ship SHSTK-marked binaries the evidence or the policy says must not be marked. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,11 +29,16 @@ struct gate_opts {
 
 static void help(void)
 {
-	fputs("Usage: shstkctl gate PACKAGE.rpm... [--policy FILE] [--strict] [--format table|json] [--db PATH]\n"
+	fputs("Usage: shstkctl gate PACKAGE.rpm|PACKAGE.deb... [--policy FILE] [--strict] [--format table|json]\n"
+	      "                     [--db PATH]\n"
 	      "\n"
-	      "The packager's gate.  Reads each package's payload with librpm and audits\n"
-	      "every ELF file in it as 'shstkctl scan' does (the x86 feature note, build-id,\n"
-	      "DT_NEEDED, risk signals).  A binary marked SHSTK fails the gate when\n"
+	      "The packager's gate.  Reads each package's payload, an RPM's with librpm, a\n"
+	      "Debian package's data.tar (xz, zstd, gzip, bzip2 or none) with libarchive,\n"
+	      "and audits every ELF file in it as 'shstkctl scan' does (the x86 feature\n"
+	      "note, build-id, DT_NEEDED, risk signals); the same judging and report follow\n"
+	      "for both formats.  A file that is an ar archive, or is named *.deb and is\n"
+	      "not an RPM, is read as a .deb, any other as an RPM.\n"
+	      "A binary marked SHSTK fails the gate when\n"
 	      "  - the evidence database has a violation for its build-id, or holds it\n"
 	      "    quarantined (runs on this or an imported machine crashed it);\n"
 	      "  - it carries a risk signal the policy's [risk] section denies (context\n"
@@ -60,11 +65,17 @@ static void help(void)
 	      "  0  every package passed\n"
 	      "  1  at least one package failed the gate (the list says which binary and why)\n"
 	      "  2  usage error\n"
-	      "  3  a package (truncated, corrupt, not an RPM), the policy or the database\n"
-	      "     could not be read; nothing was judged for that package\n"
+	      "  3  a package (truncated, corrupt, not an RPM or .deb, a file in it larger\n"
+	      "     than 1 GiB), the policy or the database could not be read; nothing was\n"
+	      "     judged for that package\n"
+	      "\n"
+	      "A package's line names it as NAME-[EPOCH:]VERSION-RELEASE.ARCH for an RPM and\n"
+	      "as PACKAGE_VERSION_ARCHITECTURE (its control file's fields) for a .deb; JSON\n"
+	      "calls both \"nevra\".\n"
 	      "\n"
 	      "Examples:\n"
 	      "  shstkctl gate ~/rpmbuild/RPMS/x86_64/*.rpm\n"
+	      "  shstkctl gate ../hello_1.0-1_amd64.deb\n"
 	      "  shstkctl gate --strict --policy packager-gate.conf --format json foo.rpm\n",
 	      stdout);
 }
@@ -305,7 +316,7 @@ static int gate_one(struct gate_ctx *c, struct gate_package *p, struct gate_rpm 
 {
 	int r;
 
-	r = gate_rpm_read(rpm, p);
+	r = gate_deb_detect(p->file) ? gate_deb_read(p) : gate_rpm_read(rpm, p);
 	if (r >= 0) {
 		r = judge_package(c, p);
 		if (r < 0)
@@ -406,7 +417,7 @@ int cmd_gate(int argc, char **argv, struct shstkctl *ctl)
 		}
 	}
 	if (optind >= argc)
-		return shstkctl_usage_error("gate", "no package given (shstkctl gate PACKAGE.rpm...)");
+		return shstkctl_usage_error("gate", "no package given (shstkctl gate PACKAGE.rpm|PACKAGE.deb...)");
 	o.ctl = *ctl;
 	return gate_run(&o, argv + optind, (size_t)(argc - optind));
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * One package as `shstkctl gate` judges it, whatever its format.  A reader
- * (gate-rpm.c for RPM) fills in the package's identity
+ * (gate-rpm.c for RPM, gate-deb.c for .deb) fills in the package's identity
  * and hands each file of its payload to gate_package_add_file() or
  * gate_package_add_link(); from there on everything is one code path for
  * every format: the ELF audit and the staging for closures here, the
@@ -42,7 +42,8 @@ struct gate_binary {
 
 struct gate_package {
 	const char *file;
-	/* RPM: NEVRA and NAME.  NULL until the reader knows them. */
+	/* RPM: NEVRA and NAME; .deb: PACKAGE_VERSION_ARCH and Package, from
+	 * the control file.  NULL until the reader knows them. */
 	char *nevra, *name;
 	char error[512]; /* "" unless unreadable */
 	struct gate_binary *bins;
@@ -80,6 +81,12 @@ _printf_(3, 4) void gate_binary_add_reason(struct gate_binary *b, bool fail, con
 void gate_package_done(struct gate_package *p);
 
 /* ---- the readers: 0, or -errno with p->error set ---------------------------------- */
+
+/* Whether @file is to be read as a .deb: an ar archive, or a file named
+ * *.deb that is not an RPM (so that its error speaks of Debian packages). */
+bool gate_deb_detect(const char *file);
+
+int gate_deb_read(struct gate_package *p);
 
 /* librpm's state, made by the first RPM read; -EOPNOTSUPP (and p->error)
  * in a shstkctl built without librpm. */
