@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* shstkctl gate: fail RPM packages that ship SHSTK-marked binaries the evidence or the policy says must not be marked. */
+/* shstkctl gate: fail RPM and .deb packages that ship SHSTK-marked binaries the evidence or the policy says must not be marked. */
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,28 +11,14 @@
 #include "commands.h"
 #include "common.h"
 #include "config.h"
-#include "gate-closure.h"
+#include "gate-package.h"
 #include "json.h"
 #include "policy.h"
-
-#if HAVE_RPM
-#include <rpm/rpmlib.h>
-#include <rpm/rpmfi.h>
-#include <rpm/rpmfiles.h>
-#include <rpm/rpmio.h>
-#include <rpm/rpmlog.h>
-#include <rpm/rpmts.h>
-#include <rpm/rpmarchive.h> /* needs the types of the headers above */
-#endif
 
 enum {
 	GATE_EXIT_FAILED = 1,     /* a package ships a binary it must not */
 	GATE_EXIT_UNREADABLE = 3, /* a package or the policy could not be read */
 };
-
-/* A payload file above this is not read into memory (no ELF we judge is this big). */
-#define GATE_FILE_MAX ((size_t)1 << 30)
-#define GATE_REASONS_MAX 6
 
 struct gate_opts {
 	struct shstkctl ctl; /* a copy: the policy may name the database */
@@ -44,11 +29,16 @@ struct gate_opts {
 
 static void help(void)
 {
-	fputs("Usage: shstkctl gate PACKAGE.rpm... [--policy FILE] [--strict] [--format table|json] [--db PATH]\n"
+	fputs("Usage: shstkctl gate PACKAGE.rpm|PACKAGE.deb... [--policy FILE] [--strict] [--format table|json]\n"
+	      "                     [--db PATH]\n"
 	      "\n"
-	      "The packager's gate.  Reads each package's payload with librpm and audits\n"
-	      "every ELF file in it as 'shstkctl scan' does (the x86 feature note, build-id,\n"
-	      "DT_NEEDED, risk signals).  A binary marked SHSTK fails the gate when\n"
+	      "The packager's gate.  Reads each package's payload, an RPM's with librpm, a\n"
+	      "Debian package's data.tar (xz, zstd, gzip, bzip2 or none) with libarchive,\n"
+	      "and audits every ELF file in it as 'shstkctl scan' does (the x86 feature\n"
+	      "note, build-id, DT_NEEDED, risk signals); the same judging and report follow\n"
+	      "for both formats.  A file that is an ar archive, or is named *.deb and is\n"
+	      "not an RPM, is read as a .deb, any other as an RPM.\n"
+	      "A binary marked SHSTK fails the gate when\n"
 	      "  - the evidence database has a violation for its build-id, or holds it\n"
 	      "    quarantined (runs on this or an imported machine crashed it);\n"
 	      "  - it carries a risk signal the policy's [risk] section denies (context\n"
@@ -75,61 +65,28 @@ static void help(void)
 	      "  0  every package passed\n"
 	      "  1  at least one package failed the gate (the list says which binary and why)\n"
 	      "  2  usage error\n"
-	      "  3  a package (truncated, corrupt, not an RPM), the policy or the database\n"
-	      "     could not be read; nothing was judged for that package\n"
+	      "  3  a package (truncated, corrupt, not an RPM or .deb, a file in it larger\n"
+	      "     than 1 GiB), the policy or the database could not be read; nothing was\n"
+	      "     judged for that package\n"
+	      "\n"
+	      "A package's line names it as NAME-[EPOCH:]VERSION-RELEASE.ARCH for an RPM and\n"
+	      "as PACKAGE_VERSION_ARCHITECTURE (its control file's fields) for a .deb; JSON\n"
+	      "calls both \"nevra\".\n"
 	      "\n"
 	      "Examples:\n"
 	      "  shstkctl gate ~/rpmbuild/RPMS/x86_64/*.rpm\n"
+	      "  shstkctl gate ../hello_1.0-1_amd64.deb\n"
 	      "  shstkctl gate --strict --policy packager-gate.conf --format json foo.rpm\n",
 	      stdout);
 }
 
-/* ---- one binary ------------------------------------------------------------------- */
-
-struct gate_binary {
-	char *path;
-	const char *kind;
-	bool marked;
-	char build_id[2 * SHSTK_BUILD_ID_MAX + 1];
-	uint32_t risks;
-	char state[16]; /* from the evidence: "quarantined", "verified", ... or "" */
-	uint64_t violations;
-	char jit_via[192]; /* a JIT runtime found in the resolved closure, "" if none */
-	bool failed, warned;
-	unsigned n_reasons;
-	char reasons[GATE_REASONS_MAX][160];
-};
-
-struct gate_package {
-	const char *file;
-	char *nevra, *name;
-	char error[512]; /* "" unless unreadable */
-	struct gate_binary *bins;
-	size_t n_bins;
-	unsigned n_elf, n_marked, n_failed;
-	struct gate_stage stage; /* its ELF files, for the closures */
-};
+/* ---- judging: the evidence and the policy, for every format ------------------------------- */
 
 struct gate_ctx {
 	const struct gate_opts *o;
 	const struct shstk_policy *policy;
 	struct shstk_db *db; /* NULL: no evidence */
 };
-
-_printf_(3, 4) static void add_reason(struct gate_binary *b, bool fail, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fail)
-		b->failed = true;
-	else
-		b->warned = true;
-	if (b->n_reasons >= GATE_REASONS_MAX)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->reasons[b->n_reasons++], sizeof(b->reasons[0]), fmt, ap);
-	va_end(ap);
-}
 
 static int decision_cb(const struct shstk_db_decision *d, void *ud)
 {
@@ -167,22 +124,22 @@ static void judge(struct gate_ctx *c, const char *package, struct gate_binary *b
 	if (!b->marked)
 		return;
 	if (b->violations > 0)
-		add_reason(b, true, "%" PRIu64 " shadow-stack violation%s recorded for build-id %s", b->violations,
-			   b->violations == 1 ? "" : "s", b->build_id);
+		gate_binary_add_reason(b, true, "%" PRIu64 " shadow-stack violation%s recorded for build-id %s",
+				       b->violations, b->violations == 1 ? "" : "s", b->build_id);
 	else if (strcmp(b->state, "quarantined") == 0)
-		add_reason(b, true, "quarantined by the evidence database (build-id %s)", b->build_id);
+		gate_binary_add_reason(b, true, "quarantined by the evidence database (build-id %s)", b->build_id);
 	for (unsigned bit = 0; bit < SHSTK_RISK_COUNT; bit++) {
 		if (!(b->risks & (1u << bit)))
 			continue;
 		shstk_risks_format(1u << bit, name, sizeof(name));
 		if (c->policy->risk_action[bit] == SHSTK_RISK_ACTION_DENY)
-			add_reason(b, true, "risk '%s' is denied by the policy%s%s", name,
-				   (1u << bit) == SHSTK_RISK_JIT && b->jit_via[0] ? ": " : "",
-				   (1u << bit) == SHSTK_RISK_JIT ? b->jit_via : "");
+			gate_binary_add_reason(b, true, "risk '%s' is denied by the policy%s%s", name,
+					       (1u << bit) == SHSTK_RISK_JIT && b->jit_via[0] ? ": " : "",
+					       (1u << bit) == SHSTK_RISK_JIT ? b->jit_via : "");
 		else if (c->policy->risk_action[bit] == SHSTK_RISK_ACTION_AUDIT_ONLY)
-			add_reason(b, false, "risk '%s': audit only under the policy%s%s", name,
-				   (1u << bit) == SHSTK_RISK_JIT && b->jit_via[0] ? ": " : "",
-				   (1u << bit) == SHSTK_RISK_JIT ? b->jit_via : "");
+			gate_binary_add_reason(b, false, "risk '%s': audit only under the policy%s%s", name,
+					       (1u << bit) == SHSTK_RISK_JIT && b->jit_via[0] ? ": " : "",
+					       (1u << bit) == SHSTK_RISK_JIT ? b->jit_via : "");
 	}
 	subj = (struct shstk_policy_subject){
 		.path = b->path,
@@ -193,47 +150,10 @@ static void judge(struct gate_ctx *c, const char *package, struct gate_binary *b
 		.marked = true,
 	};
 	if (shstk_policy_decide(c->policy, &subj, &res) == 0 && res.rule && res.rule->action == SHSTK_RULE_DENY)
-		add_reason(b, true, "policy rule '%s' denies it: %s", res.rule->name, res.rule->reason);
+		gate_binary_add_reason(b, true, "policy rule '%s' denies it: %s", res.rule->name, res.rule->reason);
 	if (c->o->strict && strcmp(b->state, "verified") != 0)
-		add_reason(b, true, "not verified (%s)", b->state[0] ? b->state : "no evidence for this build-id");
-}
-
-static int audit_elf(struct gate_ctx *c, struct gate_package *p, const char *path, const void *buf, size_t len)
-{
-	struct shstk_elf_info info = {};
-	struct shstk_err err = {};
-	struct gate_binary *b;
-	int r;
-
-	if (!shstk_elf_magic_ok(buf, len))
-		return 0;
-	b = reallocarray(p->bins, p->n_bins + 1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	p->bins = b;
-	b = &p->bins[p->n_bins];
-	*b = (struct gate_binary){};
-	if (!(b->path = strdup(path)))
-		return -ENOMEM;
-	p->n_bins++;
-	p->n_elf++;
-	r = shstk_elf_read_mem(buf, len, &info, &err);
-	if (r < 0) {
-		b->kind = "bad-elf";
-		add_reason(b, false, "malformed ELF: %s", r == -EBADMSG ? err.msg : strerror(-r));
-		return r == -ENOMEM ? r : 0;
-	}
-	b->kind = shstk_elf_kind_name(info.kind);
-	b->marked = info.elf_class == 2 /* ELFCLASS64 */ && shstk_elf_is_shstk(&info);
-	b->risks = info.risks; /* a JIT runtime, itself or needed, included (risk.c) */
-	shstk_build_id_hex(info.build_id, info.build_id_len, b->build_id, sizeof(b->build_id));
-	/* Every ELF file is staged: a marked binary's closure may run through
-	 * the package's unmarked libraries. */
-	r = gate_stage_add_file(&p->stage, path, buf, len, info.soname);
-	shstk_elf_info_done(&info);
-	if (b->marked)
-		p->n_marked++;
-	return r == -EINVAL ? 0 : r; /* an unsafe payload path: judged alone, not staged */
+		gate_binary_add_reason(b, true, "not verified (%s)",
+				       b->state[0] ? b->state : "no evidence for this build-id");
 }
 
 /*
@@ -255,7 +175,7 @@ static int judge_package(struct gate_ctx *c, struct gate_package *p)
 		else if (r == -ENOMEM)
 			return r;
 		else if (r < 0 && r != -ENOENT) /* -ENOENT: a path the stage refused */
-			add_reason(b, false, "its closure could not be resolved: %s", strerror(-r));
+			gate_binary_add_reason(b, false, "its closure could not be resolved: %s", strerror(-r));
 		r = lookup_evidence(c, b);
 		if (r < 0)
 			return r;
@@ -265,109 +185,6 @@ static int judge_package(struct gate_ctx *c, struct gate_package *p)
 	}
 	return 0;
 }
-
-/* ---- reading the package ------------------------------------------------------------ */
-
-#if HAVE_RPM
-static int read_payload(struct gate_ctx *c, struct gate_package *p, rpmts ts)
-{
-	FD_t fd = NULL, payload = NULL;
-	Header h = NULL;
-	rpmfiles files = NULL;
-	rpmfi fi = NULL;
-	char mode[64];
-	const char *compr;
-	void *buf = NULL;
-	rpmRC rc;
-	int r = 0, it;
-
-	fd = Fopen(p->file, "r.ufdio");
-	if (!fd || Ferror(fd)) {
-		snprintf(p->error, sizeof(p->error), "cannot open: %s", fd ? Fstrerror(fd) : strerror(errno));
-		if (fd)
-			Fclose(fd);
-		return -EIO;
-	}
-	rc = rpmReadPackageFile(ts, fd, p->file, &h);
-	if (rc != RPMRC_OK && rc != RPMRC_NOTTRUSTED && rc != RPMRC_NOKEY) {
-		snprintf(p->error, sizeof(p->error), "not a readable RPM package (truncated or corrupt: header or digest check failed)");
-		r = -EBADMSG;
-		goto out;
-	}
-	p->nevra = headerGetAsString(h, RPMTAG_NEVRA);
-	p->name = headerGetAsString(h, RPMTAG_NAME);
-	compr = headerGetString(h, RPMTAG_PAYLOADCOMPRESSOR);
-	snprintf(mode, sizeof(mode), "r.%s", compr ? compr : "gzip");
-	payload = Fdopen(fd, mode);
-	if (!payload) {
-		snprintf(p->error, sizeof(p->error), "payload compressor '%s' not supported", compr ? compr : "gzip");
-		r = -EBADMSG;
-		goto out;
-	}
-	fd = payload;
-	files = rpmfilesNew(NULL, h, 0, RPMFI_KEEPHEADER);
-	fi = files ? rpmfiNewArchiveReader(payload, files, RPMFI_ITER_READ_ARCHIVE_CONTENT_FIRST) : NULL;
-	if (!fi) {
-		snprintf(p->error, sizeof(p->error), "cannot read the payload's file list");
-		r = -EBADMSG;
-		goto out;
-	}
-	while ((it = rpmfiNext(fi)) >= 0) {
-		rpm_loff_t size = rpmfiFSize(fi);
-		ssize_t got;
-
-		if (S_ISLNK(rpmfiFMode(fi)) && rpmfiFLink(fi)) {
-			r = gate_stage_add_link(&p->stage, rpmfiFN(fi), rpmfiFLink(fi));
-			if (r == -ENOMEM)
-				goto out;
-			r = 0;
-			continue;
-		}
-		if (!S_ISREG(rpmfiFMode(fi)) || !rpmfiArchiveHasContent(fi) || size < 4)
-			continue;
-		if ((uint64_t)size > GATE_FILE_MAX) {
-			snprintf(p->error, sizeof(p->error), "%s: %" PRIu64 " bytes, larger than the gate reads",
-				 rpmfiFN(fi), (uint64_t)size);
-			r = -EFBIG;
-			goto out;
-		}
-		free(buf);
-		buf = malloc((size_t)size);
-		if (!buf) {
-			r = -ENOMEM;
-			goto out;
-		}
-		got = rpmfiArchiveRead(fi, buf, (size_t)size);
-		if (got != (ssize_t)size) {
-			snprintf(p->error, sizeof(p->error), "payload truncated or corrupt at %s", rpmfiFN(fi));
-			r = -EBADMSG;
-			goto out;
-		}
-		r = audit_elf(c, p, rpmfiFN(fi), buf, (size_t)size);
-		if (r < 0) {
-			snprintf(p->error, sizeof(p->error), "%s: %s", rpmfiFN(fi), strerror(-r));
-			goto out;
-		}
-	}
-	if (it != RPMERR_ITER_END) {
-		snprintf(p->error, sizeof(p->error), "payload truncated or corrupt (archive error %d)", it);
-		r = -EBADMSG;
-		goto out;
-	}
-	r = judge_package(c, p);
-	if (r < 0)
-		snprintf(p->error, sizeof(p->error), "resolving the closures of its binaries: %s", strerror(-r));
-out:
-	gate_stage_done(&p->stage);
-	free(buf);
-	rpmfiFree(fi);
-	rpmfilesFree(files);
-	headerFree(h);
-	if (fd)
-		Fclose(fd);
-	return r;
-}
-#endif
 
 /* ---- output ----------------------------------------------------------------------------- */
 
@@ -387,6 +204,7 @@ static void print_table(const struct gate_package *pkgs, size_t n, const struct 
 
 		if (p->error[0]) {
 			printf("%s: ERROR: %s\n", shstkctl_esc(&esc, p->file), shstkctl_esc(&esc, p->error));
+			shstkctl_strpool_free(&esc);
 			continue;
 		}
 		printf("%s (%s): %u ELF file%s, %u marked SHSTK: %s\n", shstkctl_esc(&esc, p->file),
@@ -466,13 +284,8 @@ static void print_json(const struct gate_package *pkgs, size_t n, const struct g
 
 static void packages_free(struct gate_package *pkgs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < pkgs[i].n_bins; k++)
-			free(pkgs[i].bins[k].path);
-		free(pkgs[i].bins);
-		free(pkgs[i].nevra);
-		free(pkgs[i].name);
-	}
+	for (size_t i = 0; i < n; i++)
+		gate_package_done(&pkgs[i]);
 	free(pkgs);
 }
 
@@ -494,15 +307,35 @@ static int load_policy(const char *path, struct shstk_policy **ret, const char *
 	return shstkctl_policy_load(path, false, ret);
 }
 
+/*
+ * Reads one package, in whichever format, and judges it: past the reader
+ * every format takes this one path.  Its staging directory goes at once:
+ * a gate over a whole build's packages keeps one at a time.
+ */
+static int gate_one(struct gate_ctx *c, struct gate_package *p, struct gate_rpm **rpm)
+{
+	int r;
+
+	r = gate_deb_detect(p->file) ? gate_deb_read(p) : gate_rpm_read(rpm, p);
+	if (r >= 0) {
+		r = judge_package(c, p);
+		if (r < 0)
+			gate_package_error(p, r, "resolving the closures of its binaries: %s", strerror(-r));
+	}
+	gate_stage_done(&p->stage);
+	if (r < 0)
+		gate_package_error(p, r, "%s", strerror(-r));
+	return r;
+}
+
 static int gate_run(struct gate_opts *o, char **files, size_t n)
 {
-#if HAVE_RPM
 	_cleanup_policy_ struct shstk_policy *policy = NULL;
 	struct gate_ctx c = { .o = o };
 	struct gate_package *pkgs;
 	const char *policy_name, *db_name = NULL, *result;
 	bool any_error = false, any_fail = false;
-	rpmts ts;
+	struct gate_rpm *rpm = NULL;
 	int r, code;
 
 	if (load_policy(o->policy_path, &policy, &policy_name) < 0)
@@ -520,25 +353,14 @@ static int gate_run(struct gate_opts *o, char **files, size_t n)
 	else
 		db_name = shstkctl_db_path(&o->ctl);
 
-	if (rpmReadConfigFiles(NULL, NULL) != 0) {
-		shstk_db_close(c.db);
-		return shstkctl_error("gate: cannot read the rpm configuration"), GATE_EXIT_UNREADABLE;
-	}
-	rpmSetVerbosity(RPMLOG_CRIT); /* our messages name the file; rpm's would repeat them */
-	ts = rpmtsCreate();
-	/* Packages from a build are unsigned: check digests, not signatures. */
-	rpmtsSetVSFlags(ts, RPMVSF_MASK_NOSIGNATURES);
 	pkgs = calloc(n, sizeof(*pkgs));
 	if (!pkgs) {
-		rpmtsFree(ts);
 		shstk_db_close(c.db);
 		return shstkctl_error_errno(-ENOMEM, "gate");
 	}
 	for (size_t i = 0; i < n; i++) {
 		pkgs[i].file = files[i];
-		r = read_payload(&c, &pkgs[i], ts);
-		if (r < 0 && !pkgs[i].error[0])
-			snprintf(pkgs[i].error, sizeof(pkgs[i].error), "%s", strerror(-r));
+		(void)gate_one(&c, &pkgs[i], &rpm);
 		if (pkgs[i].error[0]) {
 			any_error = true;
 			/* the table prints it; JSON readers also want it on stderr */
@@ -555,14 +377,9 @@ static int gate_run(struct gate_opts *o, char **files, size_t n)
 		print_table(pkgs, n, o);
 	code = any_error ? GATE_EXIT_UNREADABLE : any_fail ? GATE_EXIT_FAILED : SHSTKCTL_EXIT_OK;
 	packages_free(pkgs, n);
-	rpmtsFree(ts);
-	rpmFreeRpmrc();
+	gate_rpm_free(rpm);
 	shstk_db_close(c.db);
 	return code;
-#else
-	(void)o, (void)files, (void)n, (void)audit_elf;
-	return shstkctl_error("gate: this shstkctl was built without librpm");
-#endif
 }
 
 int cmd_gate(int argc, char **argv, struct shstkctl *ctl)
@@ -600,7 +417,7 @@ int cmd_gate(int argc, char **argv, struct shstkctl *ctl)
 		}
 	}
 	if (optind >= argc)
-		return shstkctl_usage_error("gate", "no package given (shstkctl gate PACKAGE.rpm...)");
+		return shstkctl_usage_error("gate", "no package given (shstkctl gate PACKAGE.rpm|PACKAGE.deb...)");
 	o.ctl = *ctl;
 	return gate_run(&o, argv + optind, (size_t)(argc - optind));
 }

@@ -8,7 +8,7 @@ set -eu
 what=${1:-build}
 
 build_pkgs="build-essential meson ninja-build pkg-config libelf-dev libsqlite3-dev
-libsystemd-dev librpm-dev libinih-dev libcmocka-dev python3"
+libsystemd-dev librpm-dev libarchive-dev libinih-dev libcmocka-dev python3"
 test_pkgs="clang lld llvm libclang-rt-14-dev gcc-multilib pax-utils python3-pyelftools binutils file
 linux-source-6.12 bc flex bison libssl-dev cpio kmod
 qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorriso

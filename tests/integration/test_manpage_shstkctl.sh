@@ -108,7 +108,7 @@ done <"$work/commands"
 echo "checked $ncmd commands and $nopt options against the page"
 
 # Placeholders: only the ones meson fills in (cli/meson.build).
-vars="VERSION SYSCONFDIR STATEDIR RUNDIR LIBDIR DOCDIR"
+vars="VERSION SYSCONFDIR STATEDIR RUNDIR LIBDIR DOCDIR PKGDATADIR"
 grep -o '@[A-Z_]*@' "$page" | sort -u | tr -d @ >"$work/vars"
 while read -r v; do
 	case " $vars " in
@@ -129,6 +129,7 @@ else
 	sed -e 's|@VERSION@|0|g' -e 's|@SYSCONFDIR@|/etc/shstk-policy|g' \
 	    -e 's|@STATEDIR@|/var/lib/shstk-policy|g' -e 's|@RUNDIR@|/run/shstk-policy|g' \
 	    -e 's|@LIBDIR@|/usr/lib/x86_64-linux-gnu|g' -e 's|@DOCDIR@|/usr/share/doc/shstk-policy|g' \
+	    -e 's|@PKGDATADIR@|/usr/share/shstk-policy|g' \
 	    "$page" >"$work/shstkctl.8"
 fi
 # From standard input: man may drop root's privileges to read a file.

@@ -9,9 +9,11 @@
 # SHSTK_UPDATE_GOLDEN=1 rewrites the expected files.
 set -eu
 . "$SHSTK_SRCDIR/tests/include/lib.sh"
+. "$SHSTK_SRCDIR/tests/include/gate-samples.sh"
 ctl="$SHSTK_BUILDDIR/cli/shstkctl"
 preload="$SHSTK_BUILDDIR/preload/libshstk_preload.so"
 golden="$SHSTK_SRCDIR/tests/integration/golden"
+golden_prefix=pkg-
 [ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
 [ -f "$preload" ] || { echo "FAIL: $preload not built"; exit 1; }
 # Every prerequisite before the first check: a check that ran and failed
@@ -37,25 +39,6 @@ norm() {
 	    -e "s/by $(id -un) (uid $(id -u))/by USER (uid UID)/" \
 	    -e 's/"host":"[^"]*"/"host":"HOST"/' -e 's/"tool":"shstkctl [^"]*"/"tool":"shstkctl VERSION"/' \
 	    -e 's/"created":[0-9]*/"created":N/g' -e 's/"daemon":{[^}]*}/"daemon":DAEMON/'
-}
-
-golden_check() {
-	name=$1
-	shift
-	out="$work/$name.out"
-	rc=0
-	"$@" >"$out" 2>&1 || rc=$?
-	printf 'exit %s\n' "$rc" >>"$out"
-	norm <"$out" >"$out.n"
-	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$out.n" "$golden/pkg-$name.expected"
-	fi
-	if diff -u "$golden/pkg-$name.expected" "$out.n"; then
-		echo "ok - $name"
-	else
-		echo "not ok - $name"
-		fail=1
-	fi
 }
 
 # ---- verify ---------------------------------------------------------------
@@ -116,81 +99,14 @@ golden_check verify-stop-cont env SHSTK_VERIFY_SKIP_CET_CHECK=1 M="$work/stop-co
 golden_check verify-notfound env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
 	--db "$work/v.db" -- /nonexistent/cmd
 
-# ---- gate -------------------------------------------------------------------
-cat >"$work/hello.c" <<'C'
-#include <stdio.h>
-int main(void) { puts("hello"); return 0; }
-C
-# swapcontext on a C library that does not switch shadow stacks: marked
-# anyway with -z shstk, as a careless build would.
-cat >"$work/ctxdemo.c" <<'C'
-#include <stdio.h>
-#include <ucontext.h>
-static ucontext_t a, b;
-static char stack[16384];
-static void f(void) { puts("in ctx"); swapcontext(&b, &a); }
-int main(void)
-{
-	getcontext(&b);
-	b.uc_stack.ss_sp = stack;
-	b.uc_stack.ss_size = sizeof(stack);
-	makecontext(&b, f, 0);
-	swapcontext(&a, &b);
-	return 0;
-}
-C
-for p in hello ctxdemo; do
-	$cc -O2 -fcf-protection=full -Wl,-z,shstk -Wl,--build-id -o "$work/$p" "$work/$p.c"
-done
-cat >"$work/t.spec" <<'SPEC'
-Name: %{pkgname}
-Version: 1.0
-Release: 1
-Summary: shstkctl gate test package
-License: GPL-2.0-or-later
-%description
-A package built by the shstk-policy test suite.
-%install
-mkdir -p %{buildroot}/usr/bin
-for f in %{bins}; do install -m 755 %{srcdir}/$f %{buildroot}/usr/bin/$f; done
-%files
-/usr/bin/*
-SPEC
-mkrpm() {
-	rpmbuild -bb --nodeps --define "_topdir $work/top" --define "pkgname $1" --define "bins $2" \
-		--define "srcdir $work" --define '_build_id_links none' --define '__strip /bin/true' \
-		--define 'debug_package %{nil}' "$work/t.spec" >"$work/rpmbuild-$1.log" 2>&1 ||
-		{ cat "$work/rpmbuild-$1.log"; echo "FAIL: rpmbuild $1"; exit 1; }
-	cp "$work"/top/RPMS/*/"$1"-1.0-1.*.rpm "$work/$1.rpm"
-}
-mkrpm pkg-clean hello
-mkrpm pkg-ctx "hello ctxdemo"
-# A marked program whose own library links a JIT runtime: nothing in the
-# program's DT_NEEDED names the JIT, only its resolved closure does.  The
-# runtime is a stub with LuaJIT's soname; the package ships all three.
-cat >"$work/jitstub.c" <<'C'
-int luaJIT_stub(void) { return 42; }
-C
-cat >"$work/wrap.c" <<'C'
-int luaJIT_stub(void);
-int wrap(void) { return luaJIT_stub(); }
-C
-cat >"$work/jitapp.c" <<'C'
-int wrap(void);
-int main(void) { return wrap() == 42 ? 0 : 1; }
-C
-$cc -shared -fPIC -Wl,-soname,libluajit-5.1.so.2 -o "$work/libluajit-5.1.so.2" "$work/jitstub.c"
-$cc -shared -fPIC -Wl,-soname,libwrap.so.1 -o "$work/libwrap.so.1" "$work/wrap.c" "$work/libluajit-5.1.so.2"
-$cc -O2 -fcf-protection=full -Wl,-z,shstk -Wl,--build-id -Wl,-rpath-link,"$work" -o "$work/jitapp" "$work/jitapp.c" "$work/libwrap.so.1"
-LD_LIBRARY_PATH="$work" "$work/jitapp" || { echo "FAIL: the jitapp fixture does not run"; exit 1; }
-sed -e 's|^/usr/bin/\*$|/usr/bin/*\n/usr/lib64/*|' \
-    -e 's|^for f in %{bins}.*|&\nmkdir -p %{buildroot}/usr/lib64; for f in %{libs}; do install -m 755 %{srcdir}/$f %{buildroot}/usr/lib64/$f; done|' \
-	"$work/t.spec" >"$work/t-lib.spec"
-rpmbuild -bb --nodeps --define "_topdir $work/top" --define "pkgname pkg-jit" --define "bins jitapp" \
-	--define "libs libwrap.so.1 libluajit-5.1.so.2" --define "srcdir $work" --define '_build_id_links none' \
-	--define '__strip /bin/true' --define 'debug_package %{nil}' "$work/t-lib.spec" >"$work/rpmbuild-jit.log" 2>&1 ||
-	{ cat "$work/rpmbuild-jit.log"; echo "FAIL: rpmbuild pkg-jit"; exit 1; }
-cp "$work"/top/RPMS/*/pkg-jit-1.0-1.*.rpm "$work/pkg-jit.rpm"
+# ---- gate ----------------------------------------------------------------------
+# The packages (tests/include/gate-samples.sh): clean, the force-marked
+# swapcontext sample, and a marked program whose own library links a JIT
+# runtime; test_gate_deb.sh holds the .debs of the same files to this report.
+gate_samples "$work"
+gate_rpm "$work" pkg-clean hello
+gate_rpm "$work" pkg-ctx "hello ctxdemo"
+gate_rpm "$work" pkg-jit jitapp "libwrap.so.1 libluajit-5.1.so.2"
 # The header survives, the payload is cut short.
 size=$(stat -c %s "$work/pkg-ctx.rpm")
 head -c $((size - 2000)) "$work/pkg-ctx.rpm" >"$work/pkg-trunc.rpm"
@@ -219,20 +135,7 @@ golden_check gate-json-policy "$ctl" gate --db "$gdb" --format json \
 "$ctl" gate --db "$gdb" --format json pkg-ctx.rpm >gate.json || true
 bid=$(sqlite3 :memory: "SELECT json_extract(value, '\$.build_id') FROM json_each(json_extract(readfile('gate.json'), '\$.packages[0].binaries')) WHERE json_extract(value, '\$.path') = '/usr/bin/ctxdemo'")
 [ -n "$bid" ] || { echo "FAIL: no build-id for ctxdemo"; exit 1; }
-cat >violation.json <<JSON
-{"format":"shstk-policy-evidence","version":1,"provenance":{"host":"buildfarm"},
- "runs":[{"identity":"build-id:$bid","build_id":"$bid","exe_path":"/usr/bin/ctxdemo","pid":4242,
-   "started_us":1764755000000000,"ended_us":1764755000500000,"mode_requested":"enforce",
-   "mode_applied":"enforce","enabled_by":"preload","locked":1,"error":0,"exit_status":null,
-   "exit_signal":11,"violations":1,"source":"verify"}],
- "violations":[{"time_us":1764755000400000,"pid":4242,"tid":4242,"comm":"ctxdemo",
-   "exe_path":"/usr/bin/ctxdemo","identity":"build-id:$bid","build_id":"$bid","package":"pkg-ctx",
-   "package_version":"1.0-1","ip":4198700,"sp":140737488346000,"ssp":140737354125304,
-   "ip_object":"/usr/bin/ctxdemo","ip_offset":4396,"ret_addr":4198800,"ret_object":"/usr/bin/ctxdemo",
-   "ret_offset":4496,"kind":"near ret","error_code":1,"mode":"enforce","action":"killed","sources":8,"run":0}],
- "decisions":[{"identity":"build-id:$bid","path":"/usr/bin/ctxdemo","state":"quarantined",
-   "decision":"off","since_us":1764755000400000,"reason":"violation: near ret","flags":0}]}
-JSON
+gate_violation_bundle "$bid" violation.json
 golden_check import-violation "$ctl" import --db "$gdb" violation.json
 golden_check import-again "$ctl" import --db "$gdb" violation.json
 golden_check gate-evidence "$ctl" gate --db "$gdb" pkg-clean.rpm pkg-ctx.rpm
