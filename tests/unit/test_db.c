@@ -701,8 +701,8 @@ static void test_db_foreign_refused(void **state)
 		"PRAGMA application_id = -5; CREATE TABLE meta(k, v);",
 		"CREATE TABLE meta(k, v); CREATE TABLE objects(x); PRAGMA user_version = 4;",
 		/* the four core names of ours and one of its own (the attacker's review) */
-		"CREATE TABLE meta(k, v); CREATE TABLE scans(x); CREATE TABLE objects(x); CREATE TABLE verdicts(x); "
-		"CREATE TABLE secrets(x); PRAGMA user_version = 3;",
+		("CREATE TABLE meta(k, v); CREATE TABLE scans(x); CREATE TABLE objects(x); CREATE TABLE verdicts(x); "
+		 "CREATE TABLE secrets(x); PRAGMA user_version = 3;"),
 	};
 	struct shstk_db *db = NULL;
 	char path[4096], wal[4200], *before, *after;
