@@ -280,6 +280,7 @@ struct shstk_db_run admin_esc_run(struct shstkctl_strpool *p, const struct shstk
 	e.mode_applied = shstkctl_esc(p, r->mode_applied);
 	e.enabled_by = shstkctl_esc(p, r->enabled_by);
 	e.source = shstkctl_esc(p, r->source);
+	e.boot_id = shstkctl_esc(p, r->boot_id);
 	return e;
 }
 

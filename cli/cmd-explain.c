@@ -491,7 +491,7 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 static int run_cb(const struct shstk_db_run *r, void *ud)
 {
 	struct evidence_out *o = ud;
-	char t[32], end[64];
+	char t[32], end[64], uid[32];
 
 	if (o->skip) {
 		o->skip--;
@@ -504,6 +504,12 @@ static int run_cb(const struct shstk_db_run *r, void *ud)
 		json_kv_int(o->j, "ended_us", r->ended_us);
 		json_kv_string(o->j, "applied", r->mode_applied);
 		json_kv_string(o->j, "source", r->source);
+		json_key(o->j, "uid");
+		if (r->uid_known)
+			json_int(o->j, r->uid);
+		else
+			json_null(o->j);
+		json_kv_string(o->j, "boot_id", r->boot_id);
 		if (r->exited) {
 			json_kv_int(o->j, "exit_status", r->exit_status);
 			json_kv_int(o->j, "exit_signal", r->exit_signal);
@@ -515,7 +521,7 @@ static int run_cb(const struct shstk_db_run *r, void *ud)
 	if (!r->ended_us)
 		snprintf(end, sizeof(end), "running (or its end was not seen)");
 	else if (!r->exited)
-		snprintf(end, sizeof(end), "ended (exec)");
+		snprintf(end, sizeof(end), "ended, exit not seen (no evidence)");
 	else if (r->exit_signal)
 		snprintf(end, sizeof(end), "killed by signal %d", r->exit_signal);
 	else
@@ -524,9 +530,14 @@ static int run_cb(const struct shstk_db_run *r, void *ud)
 		struct shstkctl_strpool esc = {};
 		struct shstk_db_run re = admin_esc_run(&esc, r);
 
-		printf("  %s  %-8s %-8s %s, %" PRId64 " violation%s\n",
+		if (r->uid_known)
+			snprintf(uid, sizeof(uid), "uid %" PRId64, r->uid);
+		else
+			snprintf(uid, sizeof(uid), "uid ?");
+		printf("  %s  %-8s %-8s %-10s boot %.8s  %s, %" PRId64 " violation%s\n",
 		       admin_format_time(re.started_us, t, sizeof(t)), re.mode_applied ? re.mode_applied : "-",
-		       re.source ? re.source : "-", end, re.violations, re.violations == 1 ? "" : "s");
+		       re.source ? re.source : "-", uid, re.boot_id ? re.boot_id : "?", end, re.violations,
+		       re.violations == 1 ? "" : "s");
 		shstkctl_strpool_free(&esc);
 	}
 	return 0;
@@ -539,7 +550,7 @@ static int print_evidence(struct shstk_db *db, const char *identity, struct json
 	struct evidence_out o = { .j = j };
 	int r;
 
-	r = shstk_db_evidence_get(db, identity, &ev);
+	r = shstk_db_evidence_get(db, identity, NULL, &ev);
 	if (r < 0)
 		return r;
 	if (j) {
@@ -568,16 +579,20 @@ static int print_evidence(struct shstk_db *db, const char *identity, struct json
 		json_kv_uint(j, "runs", ev.runs);
 		json_kv_uint(j, "clean_runs", ev.clean_runs);
 		json_kv_uint(j, "clean_days", ev.clean_days);
+		json_kv_uint(j, "clean_uids", ev.clean_uids);
+		json_kv_uint(j, "clean_boots", ev.clean_boots);
 		json_kv_uint(j, "violations", ev.violations);
 		json_kv_uint(j, "unconfirmed_violations", ev.unconfirmed);
 		json_object_close(j);
 		json_key(j, "history");
 		json_array_open(j);
 	} else {
-		printf("  %-10s %" PRIu64 " run%s, %" PRIu64 " clean on %" PRIu64 " distinct day%s, %" PRIu64
+		printf("  %-10s %" PRIu64 " run%s, %" PRIu64 " clean on %" PRIu64 " distinct day%s by %" PRIu64
+		       " uid%s in %" PRIu64 " boot%s, %" PRIu64
 		       " confirmed violation%s, %" PRIu64 " unconfirmed\n",
 		       "evidence", ev.runs, ev.runs == 1 ? "" : "s", ev.clean_runs, ev.clean_days,
-		       ev.clean_days == 1 ? "" : "s", ev.violations, ev.violations == 1 ? "" : "s", ev.unconfirmed);
+		       ev.clean_days == 1 ? "" : "s", ev.clean_uids, ev.clean_uids == 1 ? "" : "s", ev.clean_boots, ev.clean_boots == 1 ? "" : "s", ev.violations, ev.violations == 1 ? "" : "s",
+		       ev.unconfirmed);
 		printf("\nDecision history (oldest first)\n");
 	}
 	o.n = 0;

@@ -108,7 +108,7 @@ static int lookup_evidence(struct gate_ctx *c, struct gate_binary *b)
 	snprintf(identity, sizeof(identity), "build-id:%s", b->build_id);
 	r = shstk_db_decision_get(c->db, identity, decision_cb, b);
 	if (r >= 0)
-		r = shstk_db_evidence_get(c->db, identity, &ev);
+		r = shstk_db_evidence_get(c->db, identity, NULL, &ev);
 	if (r < 0)
 		return r;
 	b->violations = ev.violations;

@@ -156,6 +156,11 @@ static int show_json(const struct shstkctl *ctl, const struct admin_policy *ap, 
 	json_kv_uint(&j, "distinct_days", p->distinct_days);
 	json_kv_string(&j, "unconfirmed_violations",
 		       p->unconfirmed == SHSTK_UNCONFIRMED_QUARANTINE ? "quarantine" : "record");
+	json_kv_uint(&j, "min_uids", p->min_uids);
+	json_kv_uint(&j, "min_boots", p->min_boots);
+	json_kv_uint(&j, "system_uid_max", p->system_uid_max);
+	json_kv_uint(&j, "runs_per_identity_hour", p->runs_per_identity_hour);
+	json_kv_uint(&j, "runs_per_uid_hour", p->runs_per_uid_hour);
 	json_key(&j, "risk");
 	json_object_open(&j);
 	for (unsigned b = 0; b < SHSTK_RISK_COUNT; b++)

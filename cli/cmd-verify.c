@@ -240,26 +240,15 @@ static void exe_path(pid_t pid, char *buf, size_t len)
 /* The identity of /proc/PID/exe in the database's text form. */
 static int exe_identity(pid_t pid, char *exe, size_t exelen, char *id, size_t idlen)
 {
-	char proc[64], hex[2 * SHSTK_BUILD_ID_MAX + 1];
-	struct shstk_elf_info info = {};
-	struct shstk_err err = {};
 	_cleanup_close_ int fd = -1;
-	struct stat st;
+	char proc[64];
 
 	exe_path(pid, exe, exelen);
 	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
 	fd = open(proc, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
+	if (fd < 0)
 		return -errno;
-	if (shstk_elf_read_fd(fd, exe, &info, &err) == 0 && info.build_id_len > 0) {
-		shstk_build_id_hex(info.build_id, info.build_id_len, hex, sizeof(hex));
-		snprintf(id, idlen, "build-id:%s", hex);
-	} else {
-		shstk_db_identity(NULL, st.st_dev, st.st_ino, st.st_size,
-				  (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, id, idlen);
-	}
-	shstk_elf_info_done(&info);
-	return 0;
+	return shstk_db_identity_fd(fd, exe, id, idlen);
 }
 
 /* Which mapping of @pid holds @addr: its name ("[anonymous]" for JIT code
@@ -342,8 +331,9 @@ static void db_failed(struct verify_state *s, int r, const char *what)
 static void run_record(struct verify_state *s, struct task *t)
 {
 	char exe[4096], id[160];
-	struct shstk_proc_status st = { .tgid = -1, .violations = -1 };
+	struct shstk_proc_status st = { .tgid = -1, .uid = -1, .violations = -1 };
 	struct shstk_run_obs o;
+	char boot[40];
 	const char *applied;
 	int64_t run = 0;
 	int r;
@@ -354,9 +344,7 @@ static void run_record(struct verify_state *s, struct task *t)
 	if (exe_identity(t->tid, exe, sizeof(exe), id, sizeof(id)) < 0)
 		return;
 	(void)shstk_proc_status_read(t->tid, 0, &st); /* unreadable: nothing enabled */
-	applied = !shstk_proc_features_has(st.features, "shstk") ? "off"
-		  : shstk_proc_features_has(st.features, "audit") ? "audit"
-								   : "enforce";
+	applied = shstk_proc_status_applied(&st);
 	o = (struct shstk_run_obs){
 		.source = "verify",
 		.time_us = t->run_start_us,
@@ -366,7 +354,10 @@ static void run_record(struct verify_state *s, struct task *t)
 		.requested = s->o->mode,
 		.applied = applied,
 		.enabled_by = strcmp(applied, "off") != 0 ? "preload" : NULL,
-		.locked = shstk_proc_features_has(st.locked, "shstk"),
+		.locked = shstk_proc_status_locked(&st),
+		.uid_known = st.uid >= 0,
+		.uid = st.uid >= 0 ? (uint32_t)st.uid : 0,
+		.boot_id = shstk_boot_id(boot, sizeof(boot)) == 0 ? boot : NULL,
 	};
 	r = shstk_record_run_start(s->db, &o, &run);
 	if (r < 0)

@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 5
+#define SHSTK_DB_SCHEMA_VERSION 6
 /* PRAGMA application_id of this project's databases: "SHST". */
 #define SHSTK_DB_APPLICATION_ID 0x53485354
 
@@ -240,6 +240,9 @@ int shstk_db_risks_foreach(struct shstk_db *db, int64_t object,
 /* Writes "build-id:HEX" or "file:DEV:INO:SIZE:MTIME_NS" into @buf. */
 const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t ino, int64_t size,
 			      int64_t mtime_ns, char *buf, size_t buflen);
+/* The identity of the open file @fd (@path for messages): its build-id when
+ * it is an ELF file that has one, else its stat identity.  0 or -errno. */
+int shstk_db_identity_fd(int fd, const char *path, char *buf, size_t buflen);
 
 /* ---- closures and verdicts ------------------------------------------------ */
 
@@ -418,6 +421,9 @@ struct shstk_db_run {
 	int exit_status, exit_signal;
 	int64_t violations;
 	const char *source;      /* "preload", "verify", "census" */
+	bool uid_known;          /* the kernel said who ran it: */
+	int64_t uid;             /* the process's real uid */
+	const char *boot_id;     /* the boot it ran in, NULL: unknown */
 };
 
 int shstk_db_run_insert(struct shstk_db *db, const struct shstk_db_run *r, int64_t *ret_id);
@@ -514,15 +520,32 @@ int shstk_db_violation_sources_foreach(struct shstk_db *db, int64_t id,
 
 struct shstk_db_evidence {
 	uint64_t runs;           /* every run recorded */
-	uint64_t clean_runs;     /* ended, shadow stack applied (audit/enforce), no violation, not SIGSEGV */
+	uint64_t clean_runs;     /* ended with a known exit (the kernel's word), shadow stack applied
+	                          * (audit/enforce), no violation, not SIGSEGV */
 	uint64_t clean_days;     /* distinct UTC days those clean runs started on */
+	uint64_t clean_uids;     /* distinct uids behind them (unknown counts as one) */
+	uint64_t clean_boots;    /* distinct boots behind them (unknown counts as one) */
+	uint64_t clean_system;   /* those run by a system account (uid <= rules' system_uid_max) */
+	uint64_t clean_counted;  /* clean runs that count: each other uid's capped (rules) */
 	uint64_t violations;     /* confirmed violations (SHSTK_DB_SOURCES_CONFIRMED) */
 	uint64_t unconfirmed;    /* the others: a core dump's or ANOM_ABEND's word alone */
 	int64_t last_violation;  /* id of the latest confirmed violation, 0 if none */
 	int64_t last_unconfirmed; /* ... and of the latest unconfirmed one */
 };
 
-int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shstk_db_evidence *ret);
+/*
+ * How clean runs are weighed: runs of a uid above @system_uid_max count at
+ * most @per_uid_cap times in clean_counted (0: no cap), so that one local
+ * user cannot supply all of a promotion.
+ */
+struct shstk_db_evidence_rules {
+	int64_t system_uid_max;
+	uint64_t per_uid_cap;
+};
+
+/* @rules NULL: no cap, no system uids (clean_counted = clean_runs). */
+int shstk_db_evidence_get(struct shstk_db *db, const char *identity, const struct shstk_db_evidence_rules *rules,
+			  struct shstk_db_evidence *ret);
 
 /* One executable with this identity, for the decision engine. */
 struct shstk_db_identity_object {

@@ -59,12 +59,12 @@ static int bind_opt(struct shstk_db *db, sqlite3_stmt *st, int i, int64_t v)
 	"id, identity, coalesce(object, 0), build_id, exe_path, coalesce(pid, 0), started_us, "        \
 	"coalesce(ended_us, 0), mode_requested, mode_applied, enabled_by, locked, error, "              \
 	"exit_status IS NOT NULL OR exit_signal IS NOT NULL, coalesce(exit_status, 0), "                \
-	"coalesce(exit_signal, 0), violations, source"
+	"coalesce(exit_signal, 0), violations, source, uid, boot_id"
 
 static const char SQL_RUN_INSERT[] =
 	"INSERT INTO runs(identity, object, build_id, exe_path, pid, started_us, ended_us, mode_requested, "
-	"mode_applied, enabled_by, locked, error, source) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+	"mode_applied, enabled_by, locked, error, source, uid, boot_id) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 static const char SQL_RUN_END[] =
 	"UPDATE runs SET ended_us = ?2, exit_status = ?3, exit_signal = ?4 WHERE id = ?1 AND ended_us IS NULL";
 static const char SQL_RUN_EXISTS[] = "SELECT 1 FROM runs WHERE id = ?1";
@@ -80,7 +80,7 @@ static const char SQL_RUNS_FOREACH[] = "SELECT " RUN_COLUMNS " FROM runs WHERE ?
 int shstk_db_run_insert(struct shstk_db *db, const struct shstk_db_run *run, int64_t *ret_id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
-	int r;
+	int r, rc;
 
 	if (!run->identity || !run->source)
 		return -EINVAL;
@@ -91,8 +91,12 @@ int shstk_db_run_insert(struct shstk_db *db, const struct shstk_db_run *run, int
 	    (r = bind_opt(db, st, 7, run->ended_us)) < 0 || (r = db_bind_text(db, st, 8, run->mode_requested)) < 0 ||
 	    (r = db_bind_text(db, st, 9, run->mode_applied)) < 0 || (r = db_bind_text(db, st, 10, run->enabled_by)) < 0 ||
 	    (r = db_bind_int64(db, st, 11, run->locked)) < 0 || (r = db_bind_int64(db, st, 12, run->error)) < 0 ||
-	    (r = db_bind_text(db, st, 13, run->source)) < 0)
+	    (r = db_bind_text(db, st, 13, run->source)) < 0 ||
+	    (r = db_bind_text(db, st, 15, run->boot_id)) < 0)
 		return r;
+	rc = run->uid_known ? sqlite3_bind_int64(st, 14, run->uid) : sqlite3_bind_null(st, 14);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
 	r = db_step_done(db, st);
 	if (r < 0)
 		return r;
@@ -183,6 +187,9 @@ static void run_fill(sqlite3_stmt *st, struct shstk_db_run *r)
 	r->exit_signal = sqlite3_column_int(st, c++);
 	r->violations = sqlite3_column_int64(st, c++);
 	r->source = db_col_text(st, c++);
+	r->uid_known = sqlite3_column_type(st, c) != SQLITE_NULL;
+	r->uid = sqlite3_column_int64(st, c++);
+	r->boot_id = db_col_text(st, c++);
 }
 
 int shstk_db_run_get(struct shstk_db *db, int64_t id, int (*cb)(const struct shstk_db_run *r, void *ud), void *ud)
@@ -434,31 +441,45 @@ int shstk_db_violation_sources_foreach(struct shstk_db *db, int64_t id,
 /* ---- evidence ---- */
 
 /*
- * A clean run: it ended, a shadow stack was in force (audit or enforce), no
- * violation was attributed to it, and it did not die of SIGSEGV (11) — a
- * crash whose cause no source reported is no evidence of compatibility.
- * Days are UTC days (86 400 000 000 µs).
+ * A clean run: it ended with an exit status or signal the kernel reported
+ * (shstkd takes them from the proc connector or the zombie's
+ * /proc/PID/stat, verify from waitpid(); an end nobody saw is no
+ * evidence), a shadow stack was in force (audit or enforce, as the
+ * kernel's /proc/PID/status said), no violation was attributed to it, and
+ * it did not die of SIGSEGV (11) — a crash whose cause no source reported
+ * is no evidence of compatibility.  Days are UTC days (86 400 000 000 µs).
+ * Counted runs: a uid above ?2 (not a system account) counts at most ?3
+ * times (0: no cap); unknown uids are one uid.
  */
 static const char SQL_EVIDENCE_RUNS[] =
-	"SELECT count(*), "
-	"coalesce(sum(clean), 0), "
-	"count(DISTINCT CASE WHEN clean THEN started_us / 86400000000 END) "
-	"FROM (SELECT started_us, (ended_us IS NOT NULL AND violations = 0 "
-	"AND mode_applied IN ('audit', 'enforce') AND coalesce(exit_signal, 0) != 11) AS clean "
-	"FROM runs WHERE identity = ?1)";
+	"WITH c AS (SELECT started_us, uid, boot_id, (ended_us IS NOT NULL AND violations = 0 "
+	"AND mode_applied IN ('audit', 'enforce') AND coalesce(exit_signal, 0) != 11 "
+	"AND (exit_status IS NOT NULL OR exit_signal IS NOT NULL)) AS clean "
+	"FROM runs WHERE identity = ?1), "
+	"u AS (SELECT uid, count(*) AS n FROM c WHERE clean GROUP BY uid) "
+	"SELECT (SELECT count(*) FROM c), (SELECT coalesce(sum(clean), 0) FROM c), "
+	"(SELECT count(DISTINCT started_us / 86400000000) FROM c WHERE clean), "
+	"(SELECT count(*) FROM u), "
+	"(SELECT count(DISTINCT coalesce(boot_id, '')) FROM c WHERE clean), "
+	"(SELECT coalesce(sum(n), 0) FROM u WHERE uid IS NOT NULL AND uid <= ?2), "
+	"(SELECT coalesce(sum(CASE WHEN (uid IS NOT NULL AND uid <= ?2) OR ?3 = 0 THEN n "
+	"ELSE min(n, ?3) END), 0) FROM u)";
 static const char SQL_EVIDENCE_VIOLATIONS[] =
 	"SELECT coalesce(sum((sources & ?2) != 0), 0), coalesce(sum((sources & ?2) = 0), 0), "
 	"coalesce(max(CASE WHEN (sources & ?2) != 0 THEN id END), 0), "
 	"coalesce(max(CASE WHEN (sources & ?2) = 0 THEN id END), 0) FROM violations WHERE identity = ?1";
 
-int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shstk_db_evidence *ret)
+int shstk_db_evidence_get(struct shstk_db *db, const char *identity, const struct shstk_db_evidence_rules *rules,
+			  struct shstk_db_evidence *ret)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL, *sv = NULL;
 	struct shstk_db_evidence e = { 0 };
 	int r, rc;
 
 	r = db_prepare(db, SQL_EVIDENCE_RUNS, &st);
-	if (r < 0 || (r = db_bind_text(db, st, 1, identity)) < 0)
+	if (r < 0 || (r = db_bind_text(db, st, 1, identity)) < 0 ||
+	    (r = db_bind_int64(db, st, 2, rules ? rules->system_uid_max : -1)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, rules ? (int64_t)rules->per_uid_cap : 0)) < 0)
 		return r;
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW)
@@ -466,6 +487,10 @@ int shstk_db_evidence_get(struct shstk_db *db, const char *identity, struct shst
 	e.runs = (uint64_t)sqlite3_column_int64(st, 0);
 	e.clean_runs = (uint64_t)sqlite3_column_int64(st, 1);
 	e.clean_days = (uint64_t)sqlite3_column_int64(st, 2);
+	e.clean_uids = (uint64_t)sqlite3_column_int64(st, 3);
+	e.clean_boots = (uint64_t)sqlite3_column_int64(st, 4);
+	e.clean_system = (uint64_t)sqlite3_column_int64(st, 5);
+	e.clean_counted = (uint64_t)sqlite3_column_int64(st, 6);
 
 	r = db_prepare(db, SQL_EVIDENCE_VIOLATIONS, &sv);
 	if (r < 0 || (r = db_bind_text(db, sv, 1, identity)) < 0 ||

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "db-internal.h"
 
@@ -124,6 +125,27 @@ const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t i
 		snprintf(buf, buflen, "file%.*s", (int)n, p);
 	}
 	return buf;
+}
+
+int shstk_db_identity_fd(int fd, const char *path, char *buf, size_t buflen)
+{
+	char hex[2 * SHSTK_BUILD_ID_MAX + 1];
+	struct shstk_elf_info info = {};
+	struct shstk_err err = {};
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return negerrno();
+	/* Not an ELF file (a script's interpreter is the exe) or no build-id:
+	 * the file's stat identity, as the scanner writes it. */
+	if (shstk_elf_read_fd(fd, path, &info, &err) == 0 && info.build_id_len > 0)
+		shstk_db_identity(shstk_build_id_hex(info.build_id, info.build_id_len, hex, sizeof(hex)), 0, 0, 0, 0, buf,
+				  buflen);
+	else
+		shstk_db_identity(NULL, st.st_dev, st.st_ino, st.st_size,
+				  (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, buf, buflen);
+	shstk_elf_info_done(&info);
+	return 0;
 }
 
 void shstk_db_object_fill(struct shstk_db_object *o, const char *path, const struct stat *st, int error,

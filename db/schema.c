@@ -325,11 +325,22 @@ static const char migration_4[] =
  * its own (db.c, check_ours()). */
 static const char migration_5[] = "PRAGMA application_id = 1397248852;\n";
 
+/*
+ * Who ran a binary, and in which boot, as the kernel told shstkd (the real
+ * uid of the process, /proc/sys/kernel/random/boot_id): promotion needs
+ * evidence from more than one user and may ask for more than one boot
+ * (policies/README.md, "Diverse evidence").  Runs recorded before are left
+ * NULL: nobody vouched for them.
+ */
+static const char migration_6[] = "ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
+				  "ALTER TABLE runs ADD COLUMN boot_id TEXT;\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
 	migration_3,
 	migration_4,
 	migration_5,
+	migration_6,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

@@ -172,18 +172,40 @@ static int64_t quarantining_violation(const struct shstk_policy *p, const struct
 	return 0;
 }
 
+static uint64_t runs_needed(const struct shstk_policy *p)
+{
+	return p->clean_runs > 0 ? p->clean_runs : 1;
+}
+
+int shstk_decide_evidence(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+			  struct shstk_db_evidence *ret)
+{
+	uint64_t need = runs_needed(p), uids = p->min_uids > 1 ? p->min_uids : 1;
+	/* With min-uids = N, one local user supplies at most a 1/N share. */
+	struct shstk_db_evidence_rules rules = {
+		.system_uid_max = p->system_uid_max,
+		.per_uid_cap = uids > 1 ? (need + uids - 1) / uids : 0,
+	};
+
+	return shstk_db_evidence_get(db, identity, &rules, ret);
+}
+
+bool shstk_promotion_met(const struct shstk_policy *p, const struct shstk_db_evidence *e)
+{
+	return e->clean_counted >= runs_needed(p) && e->clean_days >= p->distinct_days &&
+	       e->clean_boots >= p->min_boots && (e->clean_uids >= p->min_uids || e->clean_system > 0);
+}
+
 static enum shstk_state evidence_state(const struct shstk_policy *p, const struct subject *s,
 				       const struct shstk_db_evidence *e)
 {
-	uint64_t need = p->clean_runs > 0 ? p->clean_runs : 1;
-
 	if (quarantining_violation(p, e))
 		return SHSTK_STATE_QUARANTINED;
 	if (shstk_verdict_from_name(s->verdict) != SHSTK_ELIGIBLE)
 		return SHSTK_STATE_INELIGIBLE;
 	if (denied_risks(p, s->risks))
 		return SHSTK_STATE_QUARANTINED;
-	if (e->clean_runs >= need && e->clean_days >= p->distinct_days)
+	if (shstk_promotion_met(p, e))
 		return SHSTK_STATE_VERIFIED;
 	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
 }
@@ -198,10 +220,13 @@ static bool impossible(const char *verdict)
 
 static void evidence_json(const struct shstk_decide_result *r, uint32_t denied, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "{\"clean_runs\":%" PRIu64 ",\"days\":%" PRIu64 ",\"runs\":%" PRIu64
+	const struct shstk_db_evidence *e = &r->evidence;
+	int n = snprintf(buf, len,
+			 "{\"clean_runs\":%" PRIu64 ",\"days\":%" PRIu64 ",\"counted\":%" PRIu64 ",\"uids\":%" PRIu64
+			 ",\"system_runs\":%" PRIu64 ",\"boots\":%" PRIu64 ",\"runs\":%" PRIu64
 			 ",\"violations\":%" PRIu64 ",\"unconfirmed\":%" PRIu64,
-			 r->evidence.clean_runs, r->evidence.clean_days, r->evidence.runs, r->evidence.violations,
-			 r->evidence.unconfirmed);
+			 e->clean_runs, e->clean_days, e->clean_counted, e->clean_uids, e->clean_system, e->clean_boots,
+			 e->runs, e->violations, e->unconfirmed);
 
 	if (n > 0 && (size_t)n < len && r->violation)
 		n += snprintf(buf + n, len - (size_t)n, ",\"violation\":%" PRId64, r->violation);
@@ -304,7 +329,7 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 	r = shstk_db_identity_objects(db, identity, subject_cb, &s);
 	if (r < 0 || !s.found)
 		goto out;
-	r = shstk_db_evidence_get(db, identity, &ret->evidence);
+	r = shstk_decide_evidence(db, p, identity, &ret->evidence);
 	if (r < 0 || (r = shstk_db_overrides_foreach(db, override_cb, &o)) < 0)
 		goto out;
 	ret->decidable = true;
@@ -446,13 +471,11 @@ static size_t append(char *buf, size_t size, size_t n, const char *s, size_t len
  */
 static enum shstk_state imported_state(const struct shstk_policy *p, int there, const struct shstk_db_evidence *e)
 {
-	uint64_t need = p->clean_runs > 0 ? p->clean_runs : 1;
-
 	if (quarantining_violation(p, e))
 		return SHSTK_STATE_QUARANTINED;
 	if (there < 0 || there == SHSTK_STATE_INELIGIBLE || there == SHSTK_STATE_QUARANTINED)
 		return there < 0 ? SHSTK_STATE_INELIGIBLE : (enum shstk_state)there;
-	if (e->clean_runs >= need && e->clean_days >= p->distinct_days)
+	if (shstk_promotion_met(p, e))
 		return SHSTK_STATE_VERIFIED;
 	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
 }
@@ -485,7 +508,7 @@ static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, co
 
 	memset(ret, 0, sizeof(*ret));
 	ret->imported = true;
-	r = shstk_db_evidence_get(db, identity, &ret->evidence);
+	r = shstk_decide_evidence(db, p, identity, &ret->evidence);
 	if (r >= 0)
 		r = shstk_db_overrides_foreach(db, override_cb, &o);
 	if (r < 0)

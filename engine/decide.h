@@ -101,6 +101,14 @@ struct shstk_decide_result {
 bool shstk_decide_is_imported(const struct shstk_db_decision *d);
 
 /* Computes without writing anything (what `shstkctl explain` shows). */
+/* The evidence of @identity weighed by @p's promotion rules (min-uids caps
+ * one local user's share, system-uid-max names the system accounts). */
+int shstk_decide_evidence(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
+			  struct shstk_db_evidence *ret);
+/* Does @e meet @p's [promotion] thresholds (clean-runs counted, distinct-days,
+ * min-boots, min-uids or a system account's runs)? */
+bool shstk_promotion_met(const struct shstk_policy *p, const struct shstk_db_evidence *e);
+
 int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
 			 struct shstk_decide_result *ret);
 

@@ -76,6 +76,9 @@ struct shstk_run_obs {
 	const char *enabled_by; /* "preload" / "libc" / NULL */
 	bool locked;
 	int error;             /* errno the preload reported, 0 */
+	bool uid_known;        /* the kernel said who ran it (never a process's word): */
+	uint32_t uid;          /* its real uid */
+	const char *boot_id;   /* /proc/sys/kernel/random/boot_id of the boot it ran in, or NULL */
 };
 
 int shstk_record_run_start(struct shstk_db *db, const struct shstk_run_obs *o, int64_t *ret_run);

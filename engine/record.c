@@ -394,6 +394,9 @@ static int record_run_start(struct shstk_db *db, const struct shstk_run_obs *o, 
 		.locked = o->locked,
 		.error = o->error,
 		.source = o->source,
+		.uid_known = o->uid_known,
+		.uid = o->uid,
+		.boot_id = o->boot_id,
 	};
 	return shstk_db_run_insert(db, &run, ret_run);
 }

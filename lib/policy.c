@@ -128,6 +128,12 @@ struct shstk_policy *shstk_policy_default(void)
 	p->test_overrides = false;
 	p->clean_runs = 20;
 	p->distinct_days = 7;
+	/* policies/README.md, "Diverse evidence", says why these. */
+	p->min_uids = 2;
+	p->min_boots = 1;
+	p->system_uid_max = 999;
+	p->runs_per_identity_hour = 30;
+	p->runs_per_uid_hour = 600;
 	p->risk_action[0] = SHSTK_RISK_ACTION_AUDIT_ONLY; /* context */
 	p->risk_action[1] = SHSTK_RISK_ACTION_AUDIT_ONLY; /* longjmp */
 	p->risk_action[2] = SHSTK_RISK_ACTION_DENY;       /* execstack */
@@ -177,6 +183,11 @@ enum key_id {
 	K_CLEAN_RUNS,
 	K_DISTINCT_DAYS,
 	K_UNCONFIRMED,
+	K_MIN_UIDS,
+	K_MIN_BOOTS,
+	K_SYSTEM_UID_MAX,
+	K_RUNS_PER_IDENTITY_HOUR,
+	K_RUNS_PER_UID_HOUR,
 	K_RISK0, /* K_RISK0 + bit number: the [risk] keys */
 	K_DATABASE = K_RISK0 + SHSTK_RISK_COUNT,
 	K_ALLOWLIST,
@@ -199,6 +210,11 @@ static const struct key_def {
 	[K_CLEAN_RUNS] = { SECT_PROMOTION, "clean-runs" },
 	[K_DISTINCT_DAYS] = { SECT_PROMOTION, "distinct-days" },
 	[K_UNCONFIRMED] = { SECT_PROMOTION, "unconfirmed-violations" },
+	[K_MIN_UIDS] = { SECT_PROMOTION, "min-uids" },
+	[K_MIN_BOOTS] = { SECT_PROMOTION, "min-boots" },
+	[K_SYSTEM_UID_MAX] = { SECT_PROMOTION, "system-uid-max" },
+	[K_RUNS_PER_IDENTITY_HOUR] = { SECT_PROMOTION, "runs-per-identity-hour" },
+	[K_RUNS_PER_UID_HOUR] = { SECT_PROMOTION, "runs-per-uid-hour" },
 	[K_RISK0 + 0] = { SECT_RISK, "context" },
 	[K_RISK0 + 1] = { SECT_RISK, "longjmp" },
 	[K_RISK0 + 2] = { SECT_RISK, "execstack" },
@@ -658,6 +674,21 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 		if (i >= 0)
 			p->unconfirmed = (enum shstk_unconfirmed_policy)i;
 		break;
+	case K_MIN_UIDS:
+		(void)parse_uint(c, col, key, v, 1, 1000, &p->min_uids);
+		break;
+	case K_MIN_BOOTS:
+		(void)parse_uint(c, col, key, v, 1, 1000, &p->min_boots);
+		break;
+	case K_SYSTEM_UID_MAX:
+		(void)parse_uint(c, col, key, v, 0, 65535, &p->system_uid_max);
+		break;
+	case K_RUNS_PER_IDENTITY_HOUR:
+		(void)parse_uint(c, col, key, v, 0, 1000000, &p->runs_per_identity_hour);
+		break;
+	case K_RUNS_PER_UID_HOUR:
+		(void)parse_uint(c, col, key, v, 0, 1000000, &p->runs_per_uid_hour);
+		break;
 	case K_DATABASE:
 		(void)parse_abs_path(c, col, key, v, &p->database);
 		break;
@@ -1015,6 +1046,11 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	fprintf(f, "clean-runs = %u\n", p->clean_runs);
 	fprintf(f, "distinct-days = %u\n", p->distinct_days);
 	fprintf(f, "unconfirmed-violations = %s\n", unconfirmed_names[p->unconfirmed]);
+	fprintf(f, "min-uids = %u\n", p->min_uids);
+	fprintf(f, "min-boots = %u\n", p->min_boots);
+	fprintf(f, "system-uid-max = %u\n", p->system_uid_max);
+	fprintf(f, "runs-per-identity-hour = %u\n", p->runs_per_identity_hour);
+	fprintf(f, "runs-per-uid-hour = %u\n", p->runs_per_uid_hour);
 	fprintf(f, "\n[risk]\n");
 	for (unsigned b = 0; b < SHSTK_RISK_COUNT; b++)
 		fprintf(f, "%s = %s\n", risk_names[b], risk_action_names[p->risk_action[b]]);

@@ -95,6 +95,11 @@ struct shstk_policy {
 	unsigned clean_runs;    /* clean audit runs needed to promote to verified */
 	unsigned distinct_days; /* ... spread over at least this many distinct days */
 	enum shstk_unconfirmed_policy unconfirmed; /* what an unconfirmed violation does */
+	unsigned min_uids;      /* distinct uids behind the clean runs (a system uid's runs suffice) */
+	unsigned min_boots;     /* distinct boots behind the clean runs */
+	unsigned system_uid_max; /* uids up to this are system accounts (not a local user's) */
+	unsigned runs_per_identity_hour; /* runs recorded per uid and binary per hour, 0: no limit */
+	unsigned runs_per_uid_hour;      /* runs recorded per uid per hour, 0: no limit */
 	enum shstk_risk_action risk_action[SHSTK_RISK_COUNT]; /* by bit number of enum shstk_risk */
 	char *database;
 	char *allowlist;

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "procstatus.h"
 #include "util.h"
@@ -94,20 +95,11 @@ void shstk_proc_status_parse(const char *text, struct shstk_proc_status *ret)
 	}
 }
 
-int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret)
+int shstk_proc_status_read_fd(int fd, struct shstk_proc_status *ret)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 4096;
-	char path[64];
 
-	if (tid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return negerrno();
 	buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
@@ -140,6 +132,21 @@ int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret)
 	return 0;
 }
 
+int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret)
+{
+	_cleanup_close_ int fd = -1;
+	char path[64];
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negerrno();
+	return shstk_proc_status_read_fd(fd, ret);
+}
+
 bool shstk_proc_features_has(const char *features, const char *word)
 {
 	size_t n = strlen(word);
@@ -154,4 +161,31 @@ bool shstk_proc_features_has(const char *features, const char *word)
 		p += l;
 	}
 	return false;
+}
+
+const char *shstk_proc_status_applied(const struct shstk_proc_status *st)
+{
+	if (!st->has_features || !shstk_proc_features_has(st->features, "shstk"))
+		return "off";
+	return shstk_proc_features_has(st->features, "audit") ? "audit" : "enforce";
+}
+
+bool shstk_proc_status_locked(const struct shstk_proc_status *st)
+{
+	return st->has_locked && shstk_proc_features_has(st->locked, "shstk");
+}
+
+int shstk_boot_id(char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return negerrno();
+	n = read(fd, buf, size - 1);
+	if (n <= 0)
+		return n < 0 ? negerrno() : -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
 }

@@ -41,6 +41,18 @@ void shstk_proc_status_parse(const char *text, struct shstk_proc_status *ret);
  * only on success.
  */
 int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret);
+/* The same from an open status file (read from where it stands). */
+int shstk_proc_status_read_fd(int fd, struct shstk_proc_status *ret);
+
+/* The mode the status shows: "enforce" with a shadow stack, "audit" in
+ * audit mode too (kernel patch 0003's word), "off" otherwise (also on a
+ * kernel that shows no x86_Thread_features: line at all). */
+const char *shstk_proc_status_applied(const struct shstk_proc_status *st);
+/* x86_Thread_features_locked: has shstk. */
+bool shstk_proc_status_locked(const struct shstk_proc_status *st);
+
+/* This boot's /proc/sys/kernel/random/boot_id into @buf; 0 or -errno. */
+int shstk_boot_id(char *buf, size_t size);
 
 /* Is @word one of the blank-separated names of @features ("shstk wrss")? */
 bool shstk_proc_features_has(const char *features, const char *word);

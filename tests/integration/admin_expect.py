@@ -223,7 +223,8 @@ def eligible(path):
 def evidence_of(model, path):
     """Counts as policies/README.md ([promotion]) and db/db.h define them:
     a clean run ended, ran with a shadow stack (audit or enforce), saw no
-    violation and did not die of SIGSEGV; days are distinct UTC days."""
+    violation and did not die of SIGSEGV; days are distinct UTC days.
+    shstk-evidence records every run as root's (uid 0) in one boot."""
     runs = [r for r in model["runs"] if r["path"] == path]
     clean = [r for r in runs if r["end"] is not None and r["applied"] in ("audit", "enforce") and
              not r["tied"] and r["signal"] != SIGSEGV]
@@ -232,6 +233,8 @@ def evidence_of(model, path):
         "runs": len(runs),
         "clean_runs": len(clean),
         "clean_days": len({r["start"] // 86400 for r in clean}),
+        "clean_uids": 1 if clean else 0,
+        "clean_boots": 1 if clean else 0,
         "violations": sum(1 for v in viols if not v["unconfirmed"]),
         "unconfirmed_violations": sum(1 for v in viols if v["unconfirmed"]),
     }

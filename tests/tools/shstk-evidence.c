@@ -21,6 +21,8 @@
  *       "-" for a string it does not know (an ANOM_ABEND record, the abend
  *       source, knows none of KIND, MODE, ACTION or the objects)
  * Numbers are decimal, or hex with 0x.  Exit 0, or 1 with a message.
+ * Runs are recorded as root's (uid 0, a system account: its runs count in
+ * full) in one boot, as shstkd would have read them from the kernel.
  * The evidence is recorded as given: tests/integration/admin_expect.py
  * checks that a script of it is something the kernel could have reported.
  */
@@ -68,6 +70,11 @@ static int start(struct shstk_db *db, const char *path, const char *time_s, pid_
 					      .requested = applied,
 					      .applied = applied,
 					      .enabled_by = "preload",
+					      /* as shstkd reads them from the kernel: the
+					       * scripted history is root's, in one boot */
+					      .uid_known = true,
+					      .uid = 0,
+					      .boot_id = "00000000-0000-4000-8000-000000000001",
 				      },
 				      ret_run);
 }

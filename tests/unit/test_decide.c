@@ -18,16 +18,24 @@ static struct shstk_policy *policy(enum shstk_stage stage, unsigned runs, unsign
 	return p;
 }
 
-/* A run of @identity that ended cleanly (or as told) on day @day. */
-static int64_t run(struct shstk_db *db, const char *identity, int day, pid_t pid, const char *applied, int sig)
+/* A run of @identity by @uid in boot @boot that ended cleanly (or as told) on day @day. */
+static int64_t run_by(struct shstk_db *db, const char *identity, int day, pid_t pid, const char *applied, int sig,
+		      uint32_t uid, const char *boot)
 {
 	struct shstk_run_obs o = { .source = "preload", .time_us = FX_T0 + day * FX_DAY_US + pid, .pid = pid,
-				   .identity = identity, .requested = applied, .applied = applied };
+				   .identity = identity, .requested = applied, .applied = applied,
+				   .uid_known = true, .uid = uid, .boot_id = boot };
 	int64_t id;
 
 	assert_int_equal(shstk_record_run_start(db, &o, &id), 0);
 	assert_int_equal(shstk_record_run_end(db, id, o.time_us + 1000, 0, sig), 0);
 	return id;
+}
+
+/* ... by root (a system account: its runs count in full) in one boot. */
+static int64_t run(struct shstk_db *db, const char *identity, int day, pid_t pid, const char *applied, int sig)
+{
+	return run_by(db, identity, day, pid, applied, sig, 0, "boot-1");
 }
 
 static int64_t violate(struct shstk_db *db, const char *exe, pid_t pid, unsigned source)
@@ -181,7 +189,7 @@ static void test_decide_thresholds_distinct_days(void **state)
 	assert_true(changed);
 	assert_string_equal(decision_of(db, ID("b0")), "auditing/audit/0");
 	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
-			    "{\"clean_runs\":3,\"days\":1,\"runs\":7,\"violations\":0,\"unconfirmed\":0}");
+			    "{\"clean_runs\":3,\"days\":1,\"counted\":3,\"uids\":1,\"system_runs\":3,\"boots\":1,\"runs\":7,\"violations\":0,\"unconfirmed\":0}");
 	/* Unchanged evidence: nothing changes, nothing is written. */
 	assert_int_equal(shstk_decide_identity(db, p, ID("b0"), FX_T0 + 2, &changed), 0);
 	assert_false(changed);
@@ -193,7 +201,60 @@ static void test_decide_thresholds_distinct_days(void **state)
 	assert_true(changed);
 	assert_string_equal(decision_of(db, ID("b0")), "verified/enforce/2");
 	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
-			    "{\"clean_runs\":4,\"days\":2,\"runs\":8,\"violations\":0,\"unconfirmed\":0}");
+			    "{\"clean_runs\":4,\"days\":2,\"counted\":4,\"uids\":1,\"system_runs\":4,\"boots\":1,\"runs\":8,\"violations\":0,\"unconfirmed\":0}");
+	shstk_db_close(db);
+}
+
+/* Promotion needs diverse evidence (issue 14): one local user cannot supply
+ * all of it, min-boots asks for more than one boot, and a run whose end no
+ * kernel source reported is no evidence. */
+static void test_decide_diverse_evidence(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 4, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_run_obs unseen = { .source = "preload", .time_us = FX_T0 + 50, .pid = 50, .identity = ID("d1"),
+					.applied = "audit", .uid_known = true, .uid = 0, .boot_id = "boot-1" };
+	int64_t id;
+	bool changed;
+
+	(void)state;
+	assert_int_equal(p->min_uids, 2);
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/div", .build_id = "d1", .marked = true });
+	/* Six clean runs by one user: only half of the four needed count. */
+	for (int i = 1; i <= 6; i++)
+		run_by(db, ID("d1"), 0, i, "audit", 0, 1000, "boot-1");
+	assert_int_equal(shstk_decide_identity(db, p, ID("d1"), FX_T0 + 1, &changed), 0);
+	assert_string_equal(decision_of(db, ID("d1")), "auditing/audit/0");
+	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
+			    "{\"clean_runs\":6,\"days\":1,\"counted\":2,\"uids\":1,\"system_runs\":0,\"boots\":1,"
+			    "\"runs\":6,\"violations\":0,\"unconfirmed\":0}");
+	/* A root run whose end nobody saw (exit unknown): no evidence. */
+	assert_int_equal(shstk_record_run_start(db, &unseen, &id), 0);
+	assert_int_equal(shstk_db_run_end(db, id, FX_T0 + 60, false, 0, 0), 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("d1"), FX_T0 + 2, &changed), 0);
+	assert_false(changed);
+	/* A second user: two uids, but 2 + 1 counted runs of 4. */
+	run_by(db, ID("d1"), 0, 7, "audit", 0, 1001, "boot-1");
+	assert_int_equal(shstk_decide_identity(db, p, ID("d1"), FX_T0 + 3, &changed), 0);
+	assert_string_equal(decision_of(db, ID("d1")), "auditing/audit/0");
+	run_by(db, ID("d1"), 0, 8, "audit", 0, 1001, "boot-1");
+	assert_int_equal(shstk_decide_identity(db, p, ID("d1"), FX_T0 + 4, &changed), 0);
+	assert_string_equal(decision_of(db, ID("d1")), "verified/enforce/2");
+
+	/* min-boots = 2: root's runs (a system account counts in full and
+	 * alone) all in one boot are not enough; one in another boot is. */
+	p->min_boots = 2;
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/sbin/bootd", .build_id = "d2", .marked = true });
+	for (int i = 20; i < 24; i++)
+		run_by(db, ID("d2"), 0, i, "enforce", 0, 0, "boot-1");
+	assert_int_equal(shstk_decide_identity(db, p, ID("d2"), FX_T0 + 5, &changed), 0);
+	assert_string_equal(decision_of(db, ID("d2")), "auditing/audit/0");
+	run_by(db, ID("d2"), 0, 24, "enforce", 0, 0, "boot-2");
+	assert_int_equal(shstk_decide_identity(db, p, ID("d2"), FX_T0 + 6, &changed), 0);
+	assert_string_equal(decision_of(db, ID("d2")), "verified/enforce/2");
+	/* ... and the first binary, all in boot-1, falls back to auditing */
+	assert_int_equal(shstk_decide_identity(db, p, ID("d1"), FX_T0 + 7, &changed), 0);
+	assert_string_equal(decision_of(db, ID("d1")), "auditing/audit/0");
 	shstk_db_close(db);
 }
 
@@ -218,7 +279,7 @@ static void test_decide_violation_quarantines(void **state)
 	assert_string_equal(fx_query_text(db, "SELECT old_state || '>' || new_state || ' ' || old_decision || '>' || "
 					      "new_decision || ' ' || evidence FROM decision_history ORDER BY id DESC"),
 			    "verified>quarantined enforce>off "
-			    "{\"clean_runs\":1,\"days\":1,\"runs\":1,\"violations\":1,\"unconfirmed\":0,\"violation\":1}");
+			    "{\"clean_runs\":1,\"days\":1,\"counted\":1,\"uids\":1,\"system_runs\":1,\"boots\":1,\"runs\":1,\"violations\":1,\"unconfirmed\":0,\"violation\":1}");
 	/* Unknown violation, and one attributed to nothing. */
 	assert_int_equal(shstk_decide_violation(db, p, 12345, FX_T0, &changed), -ENOENT);
 	v = violate(db, NULL, 60, SHSTK_SRC_COREDUMP);
@@ -249,7 +310,7 @@ static void test_decide_unconfirmed_alone(void **state)
 	assert_int_equal(shstk_decide_violation(db, p, v, FX_T0, &changed), 0);
 	assert_string_equal(decision_of(db, ID("c0")), "candidate/audit/0");
 	assert_string_equal(fx_query_text(db, "SELECT evidence FROM decision_history"),
-			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"unconfirmed\":1}");
+			    "{\"clean_runs\":0,\"days\":0,\"counted\":0,\"uids\":0,\"system_runs\":0,\"boots\":0,\"runs\":0,\"violations\":0,\"unconfirmed\":1}");
 	/* A core saying SEGV_CPERR joins: still nothing the kernel vouched for. */
 	h.source = SHSTK_SRC_COREDUMP;
 	h.ip = 0x4000;
@@ -631,7 +692,7 @@ static void test_decide_compute_explains(void **state)
 	assert_int_equal(r.decision, SHSTK_DECISION_OFF);
 	assert_string_equal(r.path, "/usr/bin/jit");
 	assert_string_equal(r.evidence_json,
-			    "{\"clean_runs\":0,\"days\":0,\"runs\":0,\"violations\":0,\"unconfirmed\":0,\"denied_risks\":16}");
+			    "{\"clean_runs\":0,\"days\":0,\"counted\":0,\"uids\":0,\"system_runs\":0,\"boots\":0,\"runs\":0,\"violations\":0,\"unconfirmed\":0,\"denied_risks\":16}");
 	/* compute writes nothing. */
 	assert_int_equal(fx_query(db, "SELECT count(*) FROM decisions"), 0);
 	assert_int_equal(shstk_decide_compute(db, p, ID("99"), &r), 0);
@@ -650,6 +711,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_every_stage, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_stage_override, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_thresholds_distinct_days, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_diverse_evidence, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_violation_quarantines, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_unconfirmed_alone, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_override_wins, fx_setup, fx_teardown),

@@ -31,7 +31,7 @@ static struct shstk_policy *policy(enum shstk_stage stage)
 static void clean_run(struct shstk_db *db, const char *identity, pid_t pid)
 {
 	struct shstk_run_obs o = { .source = "preload", .time_us = FX_T0 + pid, .pid = pid, .identity = identity,
-				   .applied = "audit" };
+				   .applied = "audit", .uid_known = true, .uid = 0 };
 	int64_t id;
 
 	assert_int_equal(shstk_record_run_start(db, &o, &id), 0);

@@ -168,7 +168,7 @@ static void test_record_abend_hint(void **state)
 	assert_int_equal(shstk_record_run_start(db, &run, &run_id), 0);
 	id = record(db, &h, true);
 	assert_int_equal(fx_query(db, "SELECT sources FROM violations"), SHSTK_SRC_ABEND);
-	assert_int_equal(shstk_db_evidence_get(db, "build-id:" BID, &e), 0);
+	assert_int_equal(shstk_db_evidence_get(db, "build-id:" BID, NULL, &e), 0);
 	assert_int_equal(e.violations, 0);
 	assert_int_equal(e.unconfirmed, 1);
 	/* A hint is linked to its run but does not count against it. */
@@ -181,7 +181,7 @@ static void test_record_abend_hint(void **state)
 	assert_int_equal(fx_query(db, "SELECT sources FROM violations"),
 			 SHSTK_SRC_ABEND | SHSTK_SRC_KMSG | SHSTK_SRC_AUDIT);
 	assert_int_equal(fx_query(db, "SELECT violations FROM runs WHERE id = %lld", (long long)run_id), 1);
-	assert_int_equal(shstk_db_evidence_get(db, "build-id:" BID, &e), 0);
+	assert_int_equal(shstk_db_evidence_get(db, "build-id:" BID, NULL, &e), 0);
 	assert_int_equal(e.violations, 1);
 	assert_int_equal(e.unconfirmed, 0);
 	assert_int_equal(e.last_violation, id);
