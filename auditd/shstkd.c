@@ -27,6 +27,7 @@
 #include "config.h"
 #include "coredump.h"
 #include "decide.h"
+#include "procstatus.h"
 #include "shstkd.h"
 
 #if HAVE_SYSTEMD
@@ -149,8 +150,10 @@ static void publish_now(struct shstkd *d)
 	}
 	d->n_published++;
 	shstk_publisher_done(&d->pub, now);
-	sd_notifyf(0, "STATUS=allowlist generation %" PRIu64 ", %" PRIu64 " violations, %" PRIu64 " runs", gen,
-		   d->n_violations, d->n_runs);
+	sd_notifyf(0,
+		   "STATUS=allowlist generation %" PRIu64 ", %" PRIu64 " violations, %" PRIu64 " runs, %" PRIu64
+		   " forged, %" PRIu64 " unverified, %" PRIu64 " dropped",
+		   gen, d->n_violations, d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped);
 }
 
 static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o, const char *via, int64_t id,
@@ -243,6 +246,8 @@ static void reload_policy(struct shstkd *d)
 	}
 	shstk_policy_free(d->policy);
 	d->policy = p;
+	d->rate.per_identity = p->runs_per_identity_hour;
+	d->rate.per_uid = p->runs_per_uid_hour;
 	d->dirty_all = true;
 	shstkd_log(d, LOG_INFO, "policy reloaded (stage %s)", shstk_stage_name(p->stage));
 	shstkd_request_publish(d);
@@ -277,16 +282,6 @@ static void timer_ready(struct shstkd *d, struct shstkd_watch *w)
 	if (shstk_publisher_due(&d->pub, shstk_clock_us(CLOCK_MONOTONIC)))
 		publish_now(d);
 	arm_timer(d);
-}
-
-static int read_boot_id(char *buf, size_t size)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	if (!f || !fgets(buf, (int)size, f))
-		return -EIO;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
 }
 
 static int setup_loop(struct shstkd *d)
@@ -336,6 +331,13 @@ static unsigned attach(struct shstkd *d)
 			shstkd_log(d, LOG_WARNING, "%s: %s; process starts are not counted", d->o.events_path,
 				   strerror(-r));
 		n += r >= 0;
+		/* Without the kernel's exit events an end is seen only when the
+		 * parent is slower than we are: such runs count for nothing. */
+		if (r >= 0 && (r = shstkd_procconn_open(d)) < 0)
+			shstkd_log(d, LOG_WARNING,
+				   "proc connector: %s; run ends are read from zombies only, and runs whose end is "
+				   "not seen are no evidence",
+				   strerror(-r));
 	}
 	return n;
 }
@@ -412,10 +414,11 @@ static int run(struct shstkd *d)
 		shstkd_log(d, LOG_ERR, "%s: cannot open the database: %s", d->policy->database, shstk_db_strerror(r));
 		return r;
 	}
-	if (read_boot_id(d->boot_id, sizeof(d->boot_id)) < 0)
+	if (shstk_boot_id(d->boot_id, sizeof(d->boot_id)) < 0)
 		snprintf(d->boot_id, sizeof(d->boot_id), "unknown");
 	d->boot_us = shstk_clock_us(CLOCK_REALTIME) - shstk_clock_us(CLOCK_MONOTONIC);
 	shstk_publisher_init(&d->pub, 0, 0, 0);
+	shstk_rate_init(&d->rate, 3600LL * 1000000, d->policy->runs_per_identity_hour, d->policy->runs_per_uid_hour);
 	r = setup_loop(d);
 	if (r < 0) {
 		shstkd_log(d, LOG_ERR, "event loop: %s", strerror(-r));
@@ -458,6 +461,11 @@ static int run(struct shstkd *d)
 		}
 	}
 	sd_notify(0, "STOPPING=1");
+	shstkd_log(d, LOG_INFO,
+		   "stopping: %" PRIu64 " runs recorded; start datagrams: %" PRIu64 " forged, %" PRIu64
+		   " of processes gone before they were looked at, %" PRIu64 " over the per-uid limits; %" PRIu64
+		   " run ends not seen, %" PRIu64 " exit-event overruns",
+		   d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped, d->n_end_unknown, d->n_exit_lost);
 	if (d->pub.pending)
 		publish_now(d);
 	if (pidfile)
@@ -559,7 +567,8 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct shstkd d = { .o.policy_path = SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME, .o.events_path = DEFAULT_EVENTS,
-			    .epfd = -1, .kmsg.fd = -1, .audit.fd = -1, .events.fd = -1 };
+			    .epfd = -1, .kmsg.fd = -1, .audit.fd = -1, .events.fd = -1,
+			    .procconn.fd = -1 };
 	bool check = false;
 	int c, r, hook_op = 0;
 
@@ -607,6 +616,7 @@ int main(int argc, char **argv)
 #endif
 	r = run(&d);
 	shstkd_events_close(&d);
+	shstk_rate_done(&d.rate);
 	if (d.db)
 		shstk_db_close(d.db);
 	shstk_policy_free(d.policy);

@@ -10,11 +10,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "db.h"
 #include "evidence.h"
+#include "identity.h"
 #include "policy.h"
 #include "publish.h"
+#include "runcheck.h"
 
 /* MESSAGE_ID of the journal entry for a violation: `journalctl MESSAGE_ID=…` lists them. */
 #define SHSTKD_MID_VIOLATION "6b0e3d51c6a94f0f9e2b7a4c1d8f3e27"
@@ -29,7 +32,19 @@ struct shstkd_watch {
 	pid_t pid;
 	int64_t run;
 	char identity[160];
+	bool have_exit;   /* the proc connector reported an exit of the process: */
+	int exit_status;  /* the latest one's wait status (the last thread's is the process's) */
 	struct shstkd_watch *next;
+};
+
+/* Executable identities by file (events.c): a direct-mapped cache. */
+#define SHSTKD_EXE_CACHE 256
+struct shstkd_exe_cache {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	char identity[SHSTK_IDENTITY_MAX]; /* "": empty slot */
 };
 
 struct shstkd_opts {
@@ -47,7 +62,7 @@ struct shstkd {
 	struct shstk_policy *policy;
 	struct shstk_publisher pub;
 	int epfd;
-	struct shstkd_watch kmsg, audit, events, sig, timer;
+	struct shstkd_watch kmsg, audit, events, procconn, sig, timer;
 	struct shstkd_watch *pidfds; /* followed processes */
 	unsigned n_pidfds;
 	char boot_id[40];
@@ -60,6 +75,15 @@ struct shstkd {
 	 * snapshot of each starting process (maps.c) has nothing to add. */
 	bool kernel_names_objects;
 	uint64_t n_violations, n_runs, n_published, n_ignored;
+	/* Start datagrams: the kernel contradicted them; the process was gone
+	 * (or unreadable) before it was looked at.  Runs whose exit no
+	 * kernel source reported; exit events the connector lost (ENOBUFS). */
+	uint64_t n_forged, n_unverified, n_end_unknown, n_exit_lost;
+	int64_t forged_log_t0;
+	unsigned forged_log_n;
+	uint64_t forged_log_skipped;
+	struct shstk_rate rate;      /* per-uid limits on recorded runs */
+	struct shstkd_exe_cache exe_cache[SHSTKD_EXE_CACHE];
 	char publish_skipped[256]; /* what was last said about left-out decisions */
 };
 
@@ -75,6 +99,9 @@ int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
 int shstkd_kmsg_open(struct shstkd *d);
 int shstkd_audit_open(struct shstkd *d);
 int shstkd_events_open(struct shstkd *d);
+/* The proc connector's exit events (events.c): -EPROTONOSUPPORT without
+ * CONFIG_CONNECTOR, -EPERM before 6.6 without CAP_NET_ADMIN. */
+int shstkd_procconn_open(struct shstkd *d);
 void shstkd_events_close(struct shstkd *d);
 
 /* maps.c: attribution of an address of a live process from /proc/PID/maps:

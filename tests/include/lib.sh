@@ -73,3 +73,25 @@ golden_check() {
 		fail=1
 	fi
 }
+
+# held DIR AS EXIT SOCKET ALLOWLIST PRELOAD: a dash under the preload (its
+# environment given to the shell alone) as AS (root or nobody) that stays
+# until `release DIR`, then exits with EXIT; its pid in $hpid.  shstkd
+# records a start only from what the kernel says about a live process, so a
+# test that must see a run holds the process until it has (true(1) may be
+# gone before the daemon looks).  DIR (made here, writable by nobody) holds
+# the FIFO and the pid file.  python3 drops the privileges: a setpriv under
+# the preload would exec, and its datagram, naming setpriv, be forged.
+held() {
+	[ -p "$1/go" ] || { mkdir -p "$1" && mkfifo "$1/go" && chown -R nobody:nogroup "$1"; } || return 1
+	rm -f "$1/pid"
+	python3 -c 'import os, sys
+d, who, code, sock, al, pl = sys.argv[1:]
+if who == "nobody":
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+env = dict(os.environ, SHSTK_EVENTS_SOCKET=sock, SHSTK_ALLOWLIST=al, LD_PRELOAD=pl)
+os.execve("/bin/sh", ["sh", "-c", "echo $$ >\"$0/pid\"; read _ <\"$0/go\"; exit $1", d, code], env)' "$@" &
+	wait_for 10 test -s "$1/pid" || { echo "FAIL: held shell did not start"; return 1; }
+	hpid=$(cat "$1/pid")
+}
+release() { echo >"$1/go"; }

@@ -6,9 +6,12 @@
 # machine.
 #  1. Type=notify: READY=1 arrives on NOTIFY_SOCKET only after the database
 #     is open and the allowlist published;
-#  2. the real preload announces /bin/true on the event socket: a run row
-#     appears and is ended when the process exits; forged datagrams are
-#     dropped without harm;
+#  2. starts are the kernel's word, not the datagram's (issue 14): the real
+#     preload's announcement becomes a run with the identity, mode and uid
+#     the kernel shows and the exit status the proc connector reports;
+#     `nobody` claiming another binary's build-id, or a shadow stack the
+#     kernel does not show, is counted as forged and records nothing;
+#     malformed datagrams are dropped; the per-uid limit drops a flood;
 #  3. SIGHUP with an invalid policy: the error names file:line, the daemon
 #     keeps running with the old policy; SIGTERM: STOPPING=1, exit 0;
 #  4. WATCHDOG_USEC: WATCHDOG=1 pings arrive, and the timer is armed for
@@ -103,8 +106,6 @@ stop() {
 count() { sqlite3 "$db" "$1"; }
 has() { grep -q -- "$1" "$2" 2>/dev/null; }
 at_least() { [ "$(count "$1")" -ge "$2" ]; }
-ended_preload_runs="select count(*) from runs where source = 'preload' and ended_us is not null"
-preload() { SHSTK_EVENTS_SOCKET="$ev" SHSTK_ALLOWLIST="$al" LD_PRELOAD="$pl" "$@"; }
 
 # 1. notify
 listen notify
@@ -116,31 +117,107 @@ else
 fi
 wait_for 10 test -S "$ev" || { echo "FAIL: no event socket $ev"; cat "$w/shstkd.log"; exit 1; }
 
-# 2. the real preload's datagram
-preload /bin/true
-preload /bin/sh -c 'exit 3' || true
-wait_for 30 at_least "$ended_preload_runs" 2 || true
-# exe_path is read from /proc/PID/exe and may be gone already for a
-# process as short as true(1); the identity (build-id) never is.
-t_id=build-id:$(readelf -n /usr/bin/true | sed -n 's/.*Build ID: //p')
-rows=$(count "select identity, source, ended_us is not null from runs order by id")
-if echo "$rows" | grep -q "^$t_id|preload|1\$" && [ "$(echo "$rows" | grep -c '|preload|1$')" = 2 ]; then
-	echo "ok: preload datagrams became ended runs"
+# 2. starts and ends from the kernel.  A held process announces itself
+# through the real preload and waits on a FIFO, so that the daemon finds
+# it alive (a process gone before the daemon looks leaves no kernel word
+# and is not recorded: true(1) may be that quick).
+chmod 711 "$w"
+chmod 644 "$al"
+held_dir="$w/nb"
+hold() { held "$held_dir" "$1" "$2" "$ev" "$al" "$pl"; }
+run_of() { count "select $2 from runs where pid = $1"; }
+dash_id=build-id:$(readelf -n "$(readlink -f /bin/sh)" | sed -n 's/.*Build ID: //p')
+hold root 3
+if wait_for 30 at_least "select count(*) from runs where pid = $hpid" 1; then
+	release "$held_dir"
+	wait_for 30 at_least "select count(*) from runs where pid = $hpid and ended_us is not null" 1 || true
+	got=$(run_of "$hpid" "identity, mode_applied, uid, boot_id = '$(cat /proc/sys/kernel/random/boot_id)', exit_status, exit_signal")
+	if [ "$got" = "$dash_id|off|0|1|3|0" ]; then
+		echo "ok: a preload announcement became a run with the kernel's identity, mode, uid, boot and exit status 3"
+	else
+		echo "FAIL: run of pid $hpid: '$got', want '$dash_id|off|0|1|3|0'"; cat "$w/shstkd.log"; fail=1
+	fi
 else
-	echo "FAIL: runs table: $rows"; fail=1
+	echo "FAIL: the held shell's announcement was not recorded"; cat "$w/shstkd.log"; fail=1; release "$held_dir"
 fi
-# A forged datagram (wrong magic, short) is dropped without harm: the run
-# announced after them on the same socket (datagrams are read in order) is
-# still recorded.
-python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM); s.sendto(b'SHEV\x01'+b'\xff'*50, sys.argv[1]); s.sendto(b'XXXX'*26, sys.argv[1])" "$ev"
-preload /bin/true
-if wait_for 30 at_least "$ended_preload_runs" 3 && kill -0 "$pid"; then
-	echo "ok: forged datagrams dropped, the next run recorded"
+grep -q 'proc connector' "$w/shstkd.log" &&
+	{ echo "FAIL: the proc connector did not open"; grep 'proc connector' "$w/shstkd.log"; fail=1; }
+# Killed by a signal: the kernel's exit event says which.
+hold nobody 0
+if wait_for 30 at_least "select count(*) from runs where pid = $hpid" 1; then
+	kill -TERM "$hpid"
+	wait_for 30 at_least "select count(*) from runs where pid = $hpid and ended_us is not null" 1 || true
+	got=$(run_of "$hpid" "uid, exit_status IS NOT NULL, exit_signal")
+	if [ "$got" = "65534|1|15" ]; then
+		echo "ok: nobody's run has uid 65534 and ended by SIGTERM, as the kernel reported"
+	else
+		echo "FAIL: nobody's run: '$got', want '65534|1|15'"; fail=1
+	fi
 else
-	echo "FAIL: after forged datagrams: $(count "$ended_preload_runs") ended runs, daemon $(kill -0 "$pid" 2>/dev/null && echo alive || echo dead)"
-	cat "$w/shstkd.log"; fail=1
+	echo "FAIL: nobody's announcement was not recorded"; cat "$w/shstkd.log"; fail=1; kill "$hpid"
 fi
 
+# Forgeries as nobody: another binary's build-id; its own identity with
+# a shadow stack the kernel does not show (this host's processes run
+# without one).  Each sender stays alive until the daemon has judged it.
+send=$SHSTK_BUILDDIR/tests/tools/shstk-event-send
+send_id=build-id:$(readelf -n "$send" | sed -n 's/.*Build ID: //p')
+true_id=build-id:$(readelf -n /usr/bin/true | sed -n 's/.*Build ID: //p')
+runs_before=$(count "select count(*) from runs")
+forge() {
+	mkfifo "$w/nb/f$1"
+	chown nobody "$w/nb/f$1"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$send" "$ev" "$2" "$3" <"$w/nb/f$1" >"$w/nb/f$1.out" &
+	exec 7>"$w/nb/f$1"
+	if wait_for 30 grep -q "forged start datagram from uid 65534 pid [0-9]*: it claims $2, the kernel says another $4" \
+		"$w/shstkd.log"; then
+		echo "ok: forged $4 ($2 $3) from nobody: counted and logged"
+	else
+		echo "FAIL: no 'forged ... another $4' line for $2 $3"; cat "$w/shstkd.log"; fail=1
+	fi
+	exec 7>&-
+}
+forge 1 "$true_id" audit identity
+forge 2 "$send_id" enforce mode
+if [ "$(count "select count(*) from runs")" = "$runs_before" ] &&
+	[ "$(count "select count(*) from runs where identity = '$true_id'")" = 0 ]; then
+	echo "ok: the forgeries recorded no run"
+else
+	echo "FAIL: forged datagrams became runs: $(count "select identity, uid from runs")"; fail=1
+fi
+# Malformed datagrams (wrong magic, short) are dropped without harm: the
+# run announced after them on the same socket is still recorded.
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM); s.sendto(b'SHEV\x01'+b'\xff'*50, sys.argv[1]); s.sendto(b'XXXX'*26, sys.argv[1])" "$ev"
+hold root 0
+if wait_for 30 at_least "select count(*) from runs where pid = $hpid" 1 && kill -0 "$pid"; then
+	echo "ok: malformed datagrams dropped, the next run recorded"
+else
+	echo "FAIL: after malformed datagrams: no run of $hpid, daemon $(kill -0 "$pid" 2>/dev/null && echo alive || echo dead)"
+	cat "$w/shstkd.log"; fail=1
+fi
+release "$held_dir"
+# The per-uid limit (policy runs-per-identity-hour = 3): five true claims
+# from one process are admitted three times (one run: the same process),
+# two are dropped and counted.
+printf '[promotion]\nruns-per-identity-hour = 3\n' >"$pol"
+kill -HUP "$pid"
+wait_for 30 has "policy reloaded" "$w/shstkd.log" || { echo "FAIL: policy not reloaded"; fail=1; }
+mkfifo "$w/nb/flood"
+"$send" "$ev" "$send_id" off 5 <"$w/nb/flood" >"$w/nb/flood.out" &
+exec 7>"$w/nb/flood"
+wait_for 30 grep -q "sent 5" "$w/nb/flood.out" || { echo "FAIL: flood not sent"; fail=1; }
+# Datagrams are read in order: once a later announcement is recorded, the
+# daemon has judged all five.
+hold root 0
+wait_for 30 at_least "select count(*) from runs where pid = $hpid" 1 || true
+release "$held_dir"
+exec 7>&-
+if [ "$(count "select count(*) from runs where identity = '$send_id'")" = 1 ]; then
+	echo "ok: five true claims from one process: one run"
+else
+	echo "FAIL: the flood's runs: $(count "select id, pid from runs where identity = '$send_id'")"; fail=1
+fi
+rm -f "$pol"
 # 3. SIGHUP with a bad policy
 printf '[policy]\nstage = sideways\n' >"$pol"
 kill -HUP "$pid"
@@ -155,6 +232,13 @@ stop
 wait "$npid" 2>/dev/null || true
 npid=
 grep -q STOPPING=1 "$w/notify.log" || { echo "FAIL: no STOPPING=1"; cat "$w/notify.log"; fail=1; }
+# What the daemon counted, in its last words.
+if grep -q 'start datagrams: 2 forged, [0-9]* of processes gone before they were looked at, 2 over the per-uid limits' \
+	"$w/shstkd.log"; then
+	echo "ok: $(sed -n 's/.*stopping: //p' "$w/shstkd.log" | head -n 1)"
+else
+	echo "FAIL: counters at stop: $(grep stopping "$w/shstkd.log")"; fail=1
+fi
 
 # 4. WATCHDOG_USEC.  First: pings arrive at all (0.2 s asked for; the bound
 # only keeps a daemon that never pings from hanging the test).
@@ -217,8 +301,11 @@ for i in $(seq 100); do
 	for _ in 1 2 3; do kill -USR1 "$pid" 2>/dev/null || true; done
 	if [ $((i % 10)) = 0 ]; then
 		n=$(count 'select count(*) from runs')
-		preload /bin/true
-		if ! wait_for 30 at_least 'select count(*) from runs' $((n + 1)); then
+		hold root 0
+		ok=0
+		wait_for 30 at_least 'select count(*) from runs' $((n + 1)) && ok=1
+		release "$held_dir"
+		if [ $ok = 0 ]; then
 			echo "FAIL: round $i: the announced run was not recorded"; bad=1; break
 		fi
 	fi
