@@ -7,14 +7,15 @@
  * mail attachment or an air-gapped share, as lcov's genhtml pages and
  * `systemd-analyze plot` do.
  *
- * Why drawn here and not with a charting library: Debian 12's C chart
- * libraries draw to raster images or a display (libplplot-dev, libgd-dev
- * via libgdchart-gd2, libcairo2-dev for PNG or SVG, libslope-dev with
- * GTK), and the SVG they produce is drawing commands: no <title> per
- * shape, no text a screen reader or --dump-dom reads, no table behind the
- * picture; each is a new build dependency for four kinds of chart (a
- * 100 % bar, a stepped stacked area, horizontal bars).  The page is
- * printf of rectangles and polygons.
+ * Why drawn here and not with a charting library: the C chart libraries
+ * Debian 12 packages (libplplot-dev, whose svg device writes drawing
+ * commands; libgdchart-gd2-*-dev on libgd-dev, raster images only;
+ * libmgl-dev, MathGL, C++ with a C API; libcairo2-dev's SVG surface) draw
+ * pictures: PNG, or SVG made of paths with no <title> per shape, no text a
+ * screen reader or --dump-dom reads, no table behind the picture; each
+ * is a new build dependency for three kinds of chart — a 100 % bar, a stepped stacked area,
+ * horizontal bars — that are a few hundred lines of printf here, as
+ * systemd-analyze plot draws its SVG itself.
  *
  * Readable without colour: every series has a hatch or dot pattern as
  * well as a colour, segments carry their name and number as text, and
@@ -186,9 +187,11 @@ static void chart_open(FILE *f, const char *id, int height, const char *title)
 		W, height, id, id, title);
 }
 
+/* The chart's words are its <title> (aria-labelledby) and the table after it. */
 static void chart_close(FILE *f, const char *caption)
 {
-	fprintf(f, "</svg><figcaption>%s</figcaption></figure>\n", caption);
+	(void)caption;
+	fputs("</svg></figure>\n", f);
 }
 
 /* A swatch and "name: n (p %)" per series, @per_row to a row, from @y. */
@@ -425,6 +428,7 @@ static void section_glance(FILE *f, const struct report *rep)
 			c->imported);
 	fputs("</p>\n", f);
 
+	fputs("<div class=\"pair\">", f);
 	chart_share(f, "states-chart", "Decided executables by state", state_series, c->by_state, SHSTK_STATE_MAX + 1);
 	fputs("<table><caption>Decided executables by state</caption>", f);
 	th_cols(f, (const char *const[]){ "state", "executables", NULL });
@@ -436,6 +440,7 @@ static void section_glance(FILE *f, const struct report *rep)
 	}
 	fputs("</tbody></table>\n", f);
 
+	fputs("</div>\n<div class=\"pair\">", f);
 	chart_share(f, "decisions-chart", "Decided executables by decision", decision_series, c->by_decision,
 		    SHSTK_DECISION_MAX + 1);
 	fputs("<table><caption>Decided executables by decision</caption>", f);
@@ -446,7 +451,7 @@ static void section_glance(FILE *f, const struct report *rep)
 		td_num(f, c->by_decision[i], "rollout.decisions.%s", decision_series[i].name);
 		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n", f);
+	fputs("</tbody></table></div>\n", f);
 
 	fputs("<table><caption>What the last scan found</caption>", f);
 	th_cols(f, (const char *const[]){ "executables", "count", NULL });
@@ -771,12 +776,13 @@ static const char CSS[] =
 	"thead th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
 	"figure{margin:.6em 0}svg.chart{width:100%;max-width:800px;height:auto;font-size:13px}"
 	"svg text.on{font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px}"
-	"figcaption{font-size:.85em;color:#333}.cards{display:flex;flex-wrap:wrap;gap:.8em}"
+	".pair{display:grid;grid-template-columns:minmax(0,1fr) auto;gap:1.5em;align-items:center}"
+	"@media (max-width:700px){.pair{display:block}}.pair table{margin:0}.cards{display:flex;flex-wrap:wrap;gap:.8em}"
 	".card{border:1px solid #999;padding:.4em .8em;margin:0;min-width:9em}.big{display:block;font-size:1.6em;font-weight:700}"
 	"article{border-left:4px solid #999;padding-left:.8em;margin:1em 0}article:target{border-left-color:#000;background:#f4f4f4}"
 	"dl{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;margin:.3em 0}dt{font-weight:600}dd{margin:0;word-break:break-all}"
 	".grade{font-size:.8em;border:1px solid #000;padding:0 .3em}.grade.confirmed{font-weight:700}"
-	"nav ul{padding-left:1.2em}code{word-break:break-all}"
+	"nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.4em;list-style:none;padding:0}code{word-break:break-all}"
 	"@media print{a{color:inherit;text-decoration:none}}";
 
 int report_print_html(const struct report *rep, const char *db_path, FILE *f)
