@@ -78,9 +78,15 @@ else
 	fail=1
 fi
 if [ "${SHSTK_UPDATE_SCREENSHOT:-0}" = 1 ] && [ -s "$work/real.png" ]; then
-	mkdir -p "$SHSTK_SRCDIR/docs"
-	cp "$work/real.png" "$SHSTK_SRCDIR/docs/report.png"
-	echo "updated: docs/report.png"
+	# a binary in the repository: kept small
+	if [ "$(stat -c %s "$work/real.png")" -lt 204800 ]; then
+		mkdir -p "$SHSTK_SRCDIR/docs"
+		cp "$work/real.png" "$SHSTK_SRCDIR/docs/report.png"
+		echo "updated: docs/report.png"
+	else
+		echo "FAIL: the screenshot is $(stat -c %s "$work/real.png") bytes, over 200 KiB: not copied"
+		fail=1
+	fi
 fi
 
 report_db_synthetic "$work/syn.db" "$work" 100000
