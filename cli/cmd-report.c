@@ -213,7 +213,6 @@ struct replay {
 	struct shstkctl_strpool keys;
 	struct report_day cur;
 	bool have_cur;
-	unsigned max_alloc;
 };
 
 static int replay_flush(struct replay *rp)
@@ -243,7 +242,6 @@ static int on_history(const struct shstk_db_decision_change *c, void *ud)
 	int64_t day = day_of(c->time_us);
 	struct replay_entry *e;
 	const char *key;
-	void **slot;
 	int r, st, de;
 
 	if (rp->have_cur && day != rp->cur.day) {
@@ -256,26 +254,17 @@ static int on_history(const struct shstk_db_decision_change *c, void *ud)
 		rp->have_cur = true;
 		rp->cur.day = day;
 	}
-	slot = shstk_hmap_ref(&rp->ids, c->identity, strlen(c->identity));
-	if (!slot)
-		return -ENOMEM;
-	if (!*slot) {
-		/* the map keeps pointers to its keys: keep a copy, and the entry */
+	/* Looked up first: a new key must be the map's own copy, the row's
+	 * string is lent for this call only. */
+	e = shstk_hmap_gets(&rp->ids, c->identity);
+	if (!e) {
 		key = shstkctl_strpool_keep(&rp->keys, c->identity);
 		e = calloc(1, sizeof(*e));
-		if (!key || !e) {
+		if (!key || !e || shstk_hmap_puts(&rp->ids, key, e) < 0) {
 			free(e);
-			shstk_hmap_put(&rp->ids, c->identity, strlen(c->identity), NULL);
 			return -ENOMEM;
 		}
-		r = shstk_hmap_put(&rp->ids, key, strlen(key), e);
-		if (r < 0) {
-			free(e);
-			return r;
-		}
 		e->state = e->decision = -1;
-	} else {
-		e = *slot;
 	}
 	if (e->state >= 0)
 		rp->cur.by_state[e->state]--;
@@ -435,7 +424,6 @@ static int group_violations(struct report *rep, int col, bool sorted, unsigned t
 		if (!*slot) {
 			ng = reallocarray(g, n + 1, sizeof(*g));
 			if (!ng) {
-				shstk_hmap_put(&m, key, strlen(key), NULL);
 				r = -ENOMEM;
 				goto out;
 			}

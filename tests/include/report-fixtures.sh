@@ -109,22 +109,22 @@ report_db_synthetic() {
 	_db=$1
 	_n=$3
 	report_db_empty "$_db" "$2"
-	now=$(($(date +%s) * 1000000))
+	_now=$(($(date +%s) * 1000000))
 	sqlite3 "$_db" <<SQL
 PRAGMA foreign_keys = OFF;
 BEGIN;
-INSERT INTO scans(id, started_us, finished_us, roots, elf, duration_us) VALUES (100, $now, $now, '/usr', $_n + 200, 1);
+INSERT INTO scans(id, started_us, finished_us, roots, elf, duration_us) VALUES (100, $_now, $_now, '/usr', $_n + 200, 1);
 WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 200)
 INSERT INTO objects(id, path, dev, inode, size, mtime_ns, ctime_ns, format, identity, class, machine, e_type, kind,
 		    has_x86_feature, x86_feature_1, soname, package, package_source, first_seen_us, last_seen_us)
 SELECT k, '/usr/lib/x86_64-linux-gnu/libsyn' || k || '.so.1', 1, k, 1000, 0, 0, 1, 'file:1:' || k || ':1000:0', 2, 62, 3,
-       'shlib', 1, CASE WHEN k % 4 = 0 THEN 0 ELSE 3 END, 'libsyn' || k || '.so.1', 'pkg-' || (k % 40), 'dpkg', $now, $now
+       'shlib', 1, CASE WHEN k % 4 = 0 THEN 0 ELSE 3 END, 'libsyn' || k || '.so.1', 'pkg-' || (k % 40), 'dpkg', $_now, $_now
 FROM i;
 WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < $_n)
 INSERT INTO objects(id, path, dev, inode, size, mtime_ns, ctime_ns, format, identity, class, machine, e_type, kind,
 		    has_x86_feature, x86_feature_1, package, package_source, first_seen_us, last_seen_us)
 SELECT 1000 + k, '/usr/bin/syn' || k, 1, 1000 + k, 2000, 0, 0, 1, 'file:1:' || (1000 + k) || ':2000:0', 2, 62, 3, 'pie',
-       1, CASE WHEN k % 2 = 0 THEN 3 ELSE 0 END, 'app-' || (k % 500), 'dpkg', $now, $now
+       1, CASE WHEN k % 2 = 0 THEN 3 ELSE 0 END, 'app-' || (k % 500), 'dpkg', $_now, $_now
 FROM i;
 WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s WHERE k < 50)
 INSERT INTO closure_sets(id, key) SELECT k, 'syn:' || k FROM s;
@@ -145,25 +145,25 @@ SELECT o.identity, o.id, o.path,
             WHEN (o.id - 1000) % 1000 = 0 THEN 'quarantined' ELSE 'verified' END,
        CASE WHEN (o.id - 1000) % 2 = 1 OR (o.id - 1000) % 1000 = 0 THEN 'off'
             WHEN (o.id - 1000) % 10 IN (2, 4) THEN 'audit' ELSE 'enforce' END,
-       $now, 'synthetic', 0
+       $_now, 'synthetic', 0
 FROM objects o WHERE o.id > 1000;
 -- history: first decided on one of 30 days, the promoted ones audited first
 INSERT INTO decision_history(identity, time_us, old_state, new_state, old_decision, new_decision, reason)
-SELECT identity, $now - (34 - (object % 30)) * 86400000000, NULL,
+SELECT identity, $_now - (34 - (object % 30)) * 86400000000, NULL,
        CASE WHEN state = 'ineligible' THEN 'ineligible' ELSE 'candidate' END, NULL,
        CASE WHEN state = 'ineligible' THEN 'off' ELSE 'audit' END, 'synthetic'
 FROM decisions;
 INSERT INTO decision_history(identity, time_us, old_state, new_state, old_decision, new_decision, reason)
-SELECT identity, $now - (34 - (object % 30)) * 86400000000 + (object % 7 + 1) * 86400000000 / 2, 'candidate', state,
+SELECT identity, $_now - (34 - (object % 30)) * 86400000000 + (object % 7 + 1) * 86400000000 / 2, 'candidate', state,
        'audit', decision, 'synthetic'
 FROM decisions WHERE state NOT IN ('ineligible', 'candidate');
 INSERT INTO stage_history(time_us, old_stage, new_stage, user, uid, reason)
-VALUES ($now - 30 * 86400000000, NULL, 'audit', 'root', 0, 'synthetic start'),
-       ($now - 12 * 86400000000, 'audit', 'enforce-verified', 'root', 0, 'synthetic');
+VALUES ($_now - 30 * 86400000000, NULL, 'audit', 'root', 0, 'synthetic start'),
+       ($_now - 12 * 86400000000, 'audit', 'enforce-verified', 'root', 0, 'synthetic');
 WITH RECURSIVE v(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM v WHERE k < 2000)
 INSERT INTO violations(id, time_us, pid, tid, comm, exe_path, identity, object, ip_object, ip_offset, ret_object,
 		       ret_offset, kind, mode, action, sources)
-SELECT k, $now - (k % 25) * 86400000000, 10000 + k, 10000 + k, 'syn' || (k % 60 * 1000 + 2),
+SELECT k, $_now - (k % 25) * 86400000000, 10000 + k, 10000 + k, 'syn' || (k % 60 * 1000 + 2),
        '/usr/bin/syn' || (k % 60 * 1000 + 2), 'file:1:' || (1002 + k % 60 * 1000) || ':2000:0', 1002 + k % 60 * 1000,
        'libsyn' || (k % 13 + 1) || '.so.1', k * 16, 'libsyn' || (k % 7 + 1) || '.so.1', k * 8, 'near ret', 'audit',
        'continued', CASE WHEN k % 3 = 0 THEN 4 ELSE 3 END
