@@ -651,7 +651,6 @@ static void section_violations(FILE *f, const struct report *rep)
 	/* a chart of the last 60 days with violations; the table has them all */
 	chart_bars(f, rep, "vday-chart", from ? "Violations per day (the last 60 days with any)" : "Violations per day",
 		   &(struct bars){ rep->v_days.n - from, vday_label, vday_value, vday_href });
-	(void)from;
 	group_table(f, &rep->v_days, "Violations per day (UTC); each day links to its latest violation", "day", "by_day",
 		    false);
 	group_table(f, &rep->v_bins, "Violations per binary, most first; each links to its latest violation", "binary",
