@@ -298,3 +298,80 @@ struct shstk_db_decision_change admin_esc_change(struct shstkctl_strpool *p,
 	e.evidence = shstkctl_esc(p, c->evidence);
 	return e;
 }
+
+struct preview {
+	struct shstk_db *db;
+	const struct shstk_policy *p; /* with the new stage */
+	int (*cb)(const struct admin_stage_change *c, void *ud);
+	void *ud;
+	unsigned total;
+};
+
+static int preview_one(const struct shstk_db_decision *d, void *ud)
+{
+	struct preview *pv = ud;
+	_cleanup_free_ struct shstk_decide_result *res = malloc(sizeof(*res));
+	struct admin_stage_change c = { .d = d };
+	bool kept;
+	int r;
+
+	if (!res)
+		return -ENOMEM;
+	pv->total++;
+	/* What stage set would store: an imported row is kept, decided again. */
+	r = shstk_decide_preview(pv->db, pv->p, d->identity, res);
+	if (r < 0)
+		return r;
+	kept = res->decidable || res->imported;
+	c.new_decision = kept ? shstk_decision_name(res->decision) : "(dropped)";
+	c.new_state = kept ? shstk_state_name(res->state) : "-";
+	c.reason = res->reason;
+	if (strcmp(c.new_decision, d->decision ? d->decision : "") == 0)
+		return 0;
+	return pv->cb(&c, pv->ud);
+}
+
+int admin_stage_preview(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to,
+			int (*cb)(const struct admin_stage_change *c, void *ud), void *ud, unsigned *ret_total)
+{
+	struct preview pv = { .db = db, .p = ap->p, .cb = cb, .ud = ud };
+	enum shstk_stage from = ap->p->stage;
+	int r;
+
+	ap->p->stage = to;
+	r = shstk_db_decisions_foreach(db, preview_one, &pv);
+	ap->p->stage = from;
+	if (r >= 0 && ret_total)
+		*ret_total = pv.total;
+	return r < 0 ? r : 0;
+}
+
+static int count_one(const struct shstk_db_decision *d, void *ud)
+{
+	struct admin_decision_counts *c = ud;
+	int st = d->state ? shstk_state_from_name(d->state) : -1;
+	int de = d->decision ? shstk_decision_from_string(d->decision) : -1;
+
+	if (shstk_decide_is_imported(d)) {
+		c->imported++;
+		return 0;
+	}
+	c->decided++;
+	if (st >= 0 && st <= SHSTK_STATE_MAX)
+		c->by_state[st]++;
+	if (de >= 0 && de <= SHSTK_DECISION_MAX)
+		c->by_decision[de]++;
+	return 0;
+}
+
+int admin_decision_counts(struct shstk_db *db, struct admin_decision_counts *ret)
+{
+	struct admin_decision_counts c = {};
+	int r;
+
+	r = shstk_db_decisions_foreach(db, count_one, &c);
+	if (r < 0)
+		return r;
+	*ret = c;
+	return 0;
+}

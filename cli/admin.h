@@ -58,6 +58,42 @@ void admin_user(char *buf, size_t len, int64_t *ret_uid);
  */
 int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *db, const struct admin_policy *ap, const char *allowlist);
 
+/*
+ * One binary whose decision `shstkctl stage set TO` would change: the row
+ * as stored, and what shstk_decide_identity() would store instead
+ * (new_decision "(dropped)" and new_state "-": no executable has the
+ * identity any more and no imported row is kept).
+ */
+struct admin_stage_change {
+	const struct shstk_db_decision *d;
+	const char *new_state, *new_decision;
+	const char *reason;
+};
+
+/*
+ * The dry run of a stage change, the one computation behind `stage set
+ * --dry-run` and the report's "what would change": every decision row
+ * decided again (shstk_decide_preview()) under @ap's policy with stage @to,
+ * nothing written; @cb for each row whose decision differs.  *ret_total
+ * (may be NULL): the rows decided.  ap->p->stage is restored.  0 or -errno
+ * (@cb's failure is returned).
+ */
+int admin_stage_preview(struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to,
+			int (*cb)(const struct admin_stage_change *c, void *ud), void *ud, unsigned *ret_total);
+
+/*
+ * Decision rows per state and per decision, as `status` and `report` count
+ * them: an imported decision of a build not installed here is counted apart
+ * (imported), not as decided.
+ */
+struct admin_decision_counts {
+	unsigned decided, imported;
+	unsigned by_state[SHSTK_STATE_MAX + 1];
+	unsigned by_decision[SHSTK_DECISION_MAX + 1];
+};
+
+int admin_decision_counts(struct shstk_db *db, struct admin_decision_counts *ret);
+
 struct json;
 
 /* The stage members of a JSON object: stage, stage_source ("override" or

@@ -2,24 +2,27 @@
 /* shstkctl report: what the scans found — markings, eligibility by reason, offenders, suspects, packages. */
 #include <getopt.h>
 #include <inttypes.h>
-#include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "commands.h"
+#include "config.h"
 #include "common.h"
 #include "deps.h"
+#include "hashmap.h"
 #include "json.h"
+#include "report.h"
 
 struct report_opts {
 	enum shstkctl_format format;
 	unsigned top;
-	const char *db_path;
+	const char *policy;
 };
 
 static void help(void)
 {
-	fputs("Usage: shstkctl report [--format=table|json] [--top N] [--db PATH]\n"
+	fputs("Usage: shstkctl report [--format=table|json|html] [--top N] [--policy FILE] [--db PATH]\n"
 	      "\n"
 	      "Summarises the database that 'shstkctl scan' filled:\n"
 	      "  - objects recorded: ELF or not, malformed, 32/64-bit, executables, libraries;\n"
@@ -37,18 +40,33 @@ static void help(void)
 	      "  - suspects: objects marked SHSTK that carry risk signals (context switching,\n"
 	      "    longjmp, a JIT runtime in the closure, executable stack, text relocations);\n"
 	      "  - per-package counts.\n"
+	      "JSON and HTML add the rollout: the stage and the policy in force;\n"
+	      "decided executables by state and by decision, and per day from the\n"
+	      "decision history; the packages whose objects block the most\n"
+	      "executables; violations per day, per binary and per faulting object,\n"
+	      "with the evidence of each (sources, grade, object+offset, its run);\n"
+	      "and a dry run of the next stage ('stage set NEXT --dry-run').\n"
+	      "--format=html writes one self-contained page (inline CSS and SVG\n"
+	      "charts; no script, no font, nothing fetched) that opens from a mail\n"
+	      "attachment or an air-gapped share; its numbers are the JSON's.\n"
 	      "The database is opened read-only.\n"
 	      "\n"
 	      "Options:\n"
-	      "  --format=FMT  'table' (default, for people) or 'json' (one object, for tools)\n"
-	      "  --top N       rows in the offender and package lists (default 10, 0: all)\n"
+	      "  --format=FMT  'table' (default, for people), 'json' (one object, for\n"
+	      "                tools) or 'html' (a page with charts, for people)\n"
+	      "  --top N       rows in the offender, package, violation and next-stage\n"
+	      "                lists (default 10, 0: all)\n"
+	      "  --policy FILE the policy (default " SHSTK_SYSCONFDIR "/policy.conf,\n"
+	      "                else the built-in default)\n"
 	      "  --db PATH     the database (see 'shstkctl --help' for the default)\n"
 	      "  -h, --help    this help\n"
 	      "\n"
-	      "Exit status: 0 report printed; 1 the database is missing or unreadable; 2 usage.\n"
+	      "Exit status: 0 report printed; 1 the database is missing or unreadable, or\n"
+	      "the policy is invalid; 2 usage.\n"
 	      "\n"
-	      "Example:\n"
-	      "  shstkctl scan && shstkctl report --top 20\n",
+	      "Examples:\n"
+	      "  shstkctl scan && shstkctl report --top 20\n"
+	      "  shstkctl report --format=html > rollout.html\n",
 	      stdout);
 }
 
@@ -62,12 +80,6 @@ static void format_time(int64_t us, char *buf, size_t len)
 }
 
 /* ---- collected data -------------------------------------------------------- */
-
-struct row_list {
-	char **cells; /* n * width strings */
-	uint64_t *nums;
-	size_t n, width, nnum;
-};
 
 static void rows_free(struct row_list *l)
 {
@@ -101,21 +113,8 @@ static int rows_add(struct row_list *l, const char *const *cells, const uint64_t
 	return 0;
 }
 
-#define CELL(l, r, c) ((l)->cells[(r) * (l)->width + (c)])
-#define NUM(l, r, c) ((l)->nums[(r) * (l)->nnum + (c)])
 /* A cell of the table output: paths, sonames and packages are anybody's. */
 #define ECELL(l, r, c) shstkctl_esc(&esc, CELL(l, r, c))
-
-struct report {
-	struct shstk_db_totals t;
-	bool have_scan;
-	struct shstk_db_scan scan;
-	char scan_roots[1024];
-	struct row_list verdicts;  /* cells: verdict; nums: count */
-	struct row_list offenders; /* cells: kind name path package; nums: blocks alone first */
-	struct row_list suspects;  /* cells: path kind package verdict; nums: risks */
-	struct row_list packages;  /* cells: package source; nums: objects executables shstk ibt eligible */
-};
 
 static int on_scan(const struct shstk_db_scan *s, void *ud)
 {
@@ -140,63 +139,22 @@ static int on_verdict(const char *verdict, uint64_t count, void *ud)
 	return rows_add(l, cells, &count);
 }
 
-/*
- * The objects that block the most executables: every closure entry (the
- * executable itself excluded, repeated loads skipped) that is missing, or
- * resolves to an object that is not 64-bit x86-64 ELF marked SHSTK, in the
- * closure of an ineligible executable.  Read with SQLite directly on a
- * read-only connection: the aggregate is this report's own (the DAL's
- * shstk_db_report_offenders() counts first reasons only; a move into
- * db/report.c is welcome).
- */
-static const char SQL_BLOCKERS[] =
-	"WITH ex AS (SELECT v.object, v.reason_idx FROM verdicts v JOIN objects o ON o.id = v.object "
-	"            WHERE v.verdict <> 'eligible'), "
-	"blk AS (SELECT c.object AS exe, coalesce(r.path, c.resolved_path, c.name) AS k, c.name, "
-	"               coalesce(r.path, c.resolved_path) AS path, r.package, "
-	/* the verdict names of lib/deps: a 32-bit or foreign object is "dep-unmarked" too */
-	"               CASE WHEN c.via = 'missing' THEN 'dep-missing' WHEN r.format <> 1 THEN 'bad-elf' "
-	"                    ELSE 'dep-unmarked' END AS why, "
-	"               min(c.idx) = ex.reason_idx AS first "
-	"        FROM closure c JOIN ex ON ex.object = c.object LEFT JOIN objects r ON r.id = c.resolved "
-	"        WHERE c.idx > 0 AND c.via <> 'loaded' AND (c.via = 'missing' OR (r.id IS NOT NULL AND "
-	"              (r.format <> 1 OR r.class <> 2 OR r.machine <> 62 OR (r.x86_feature_1 & 2) = 0))) "
-	"        GROUP BY c.object, k), "
-	"per AS (SELECT exe, count(*) AS n FROM blk GROUP BY exe) "
-	"SELECT why, name, path, package, count(*) AS blocks, sum(per.n = 1), sum(first) "
-	"FROM blk JOIN per USING (exe) GROUP BY k ORDER BY blocks DESC, name, path LIMIT ?1";
-
-static int collect_blockers(const char *db_path, unsigned limit, struct row_list *l)
+static int on_blocker(const struct shstk_db_blocker *b, void *ud)
 {
-	sqlite3 *c = NULL;
-	sqlite3_stmt *st = NULL;
-	int rc, r = 0;
+	struct row_list *l = ud;
+	const char *cells[] = { b->reason, b->name, b->path, b->package };
+	uint64_t nums[] = { b->executables, b->alone, b->first };
 
-	rc = sqlite3_open_v2(db_path, &c, SQLITE_OPEN_READONLY, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(c, SQL_BLOCKERS, -1, &st, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
-	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *cells[4];
-		uint64_t nums[3];
+	return rows_add(l, cells, nums);
+}
 
-		for (int i = 0; i < 4; i++)
-			cells[i] = (const char *)sqlite3_column_text(st, i);
-		for (int i = 0; i < 3; i++)
-			nums[i] = (uint64_t)sqlite3_column_int64(st, 4 + i);
-		r = rows_add(l, cells, nums);
-		if (r < 0)
-			break;
-		rc = SQLITE_OK;
-	}
-	if (r >= 0 && rc != SQLITE_DONE) {
-		shstkctl_error("reading %s: %s", db_path, c ? sqlite3_errmsg(c) : "out of memory");
-		r = -EIO;
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(c);
-	return r;
+static int on_blocker_package(const struct shstk_db_blocker_package *p, void *ud)
+{
+	struct row_list *l = ud;
+	const char *cells[] = { p->package };
+	uint64_t nums[] = { p->objects, p->executables };
+
+	return rows_add(l, cells, nums);
 }
 
 static int on_suspect(const struct shstk_db_suspect *s, void *ud)
@@ -217,7 +175,404 @@ static int on_package(const struct shstk_db_package_count *p, void *ud)
 	return rows_add(l, cells, nums);
 }
 
-static int collect(struct shstk_db *db, const struct report_opts *o, struct report *rep)
+/* ---- the rollout: stage, decisions, their history -------------------------- */
+
+void report_day_format(int64_t day, char *buf, size_t len)
+{
+	time_t t = (time_t)(day * 86400);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d", &tm))
+		snprintf(buf, len, "?");
+}
+
+static int64_t day_of(int64_t us)
+{
+	int64_t s = us / 1000000;
+
+	return (s - (s < 0 && s % 86400 ? 86400 : 0)) / 86400; /* floor: days before 1970 too */
+}
+
+static int on_stage(const struct shstk_db_stage_change *c, void *ud)
+{
+	struct row_list *l = ud;
+	const char *cells[] = { c->old_stage, c->new_stage, c->user, c->reason };
+	uint64_t t = (uint64_t)c->time_us;
+
+	return rows_add(l, cells, &t);
+}
+
+/* What each identity is at the point the replay has reached. */
+struct replay_entry {
+	int8_t state, decision; /* -1: not counted (removed, imported, unknown name) */
+};
+
+struct replay {
+	struct report *rep;
+	struct shstk_hmap ids; /* identity (a copy in keys) -> struct replay_entry */
+	struct shstkctl_strpool keys;
+	struct report_day cur;
+	bool have_cur;
+};
+
+static int replay_flush(struct replay *rp)
+{
+	struct report *rep = rp->rep;
+	struct report_day *d;
+
+	if (!rp->have_cur)
+		return 0;
+	d = reallocarray(rep->days, rep->n_days + 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	rep->days = d;
+	rep->days[rep->n_days++] = rp->cur;
+	return 0;
+}
+
+/*
+ * The history replayed row by row: a row sets its identity's state and
+ * decision, the removal of an identity and an imported decision take it out
+ * of the counts (as `status` counts today's rows, so the last day equals
+ * the glance).  A day's counts are those after its last row.
+ */
+static int on_history(const struct shstk_db_decision_change *c, void *ud)
+{
+	struct replay *rp = ud;
+	int64_t day = day_of(c->time_us);
+	struct replay_entry *e;
+	const char *key;
+	int r, st, de;
+
+	if (rp->have_cur && day != rp->cur.day) {
+		r = replay_flush(rp);
+		if (r < 0)
+			return r;
+		rp->cur.day = day;
+	}
+	if (!rp->have_cur) {
+		rp->have_cur = true;
+		rp->cur.day = day;
+	}
+	/* Looked up first: a new key must be the map's own copy, the row's
+	 * string is lent for this call only. */
+	e = shstk_hmap_gets(&rp->ids, c->identity);
+	if (!e) {
+		key = shstkctl_strpool_keep(&rp->keys, c->identity);
+		e = calloc(1, sizeof(*e));
+		if (!key || !e || shstk_hmap_puts(&rp->ids, key, e) < 0) {
+			free(e);
+			return -ENOMEM;
+		}
+		e->state = e->decision = -1;
+	}
+	if (e->state >= 0)
+		rp->cur.by_state[e->state]--;
+	if (e->decision >= 0)
+		rp->cur.by_decision[e->decision]--;
+	st = shstk_state_from_name(c->new_state);
+	de = shstk_decision_from_string(c->new_decision);
+	if ((c->reason && (strncmp(c->reason, SHSTK_DECIDE_REMOVED_PREFIX, strlen(SHSTK_DECIDE_REMOVED_PREFIX)) == 0 ||
+			   strncmp(c->reason, SHSTK_DECIDE_IMPORTED_PREFIX, strlen(SHSTK_DECIDE_IMPORTED_PREFIX)) == 0)) ||
+	    st < 0 || st > SHSTK_STATE_MAX || de < 0 || de > SHSTK_DECISION_MAX)
+		st = de = -1;
+	e->state = (int8_t)st;
+	e->decision = (int8_t)(st < 0 ? -1 : de);
+	if (e->state >= 0) {
+		rp->cur.by_state[e->state]++;
+		rp->cur.by_decision[e->decision]++;
+	}
+	return 0;
+}
+
+static int collect_progress(struct shstk_db *db, struct report *rep)
+{
+	struct replay rp = { .rep = rep };
+	int r;
+
+	r = shstk_db_decision_history_foreach(db, NULL, on_history, &rp);
+	if (r >= 0)
+		r = replay_flush(&rp);
+	for (size_t i = 0; i < rp.ids.cap; i++)
+		if (rp.ids.slots[i].key)
+			free(rp.ids.slots[i].value);
+	shstk_hmap_done(&rp.ids);
+	shstkctl_strpool_free(&rp.keys);
+	return r;
+}
+
+/* ---- the next stage, dry run ------------------------------------------------ */
+
+struct next_run {
+	struct report *rep;
+	unsigned top;
+};
+
+static int on_next(const struct admin_stage_change *c, void *ud)
+{
+	struct next_run *nr = ud;
+	struct report *rep = nr->rep;
+	const char *old = c->d->decision ? c->d->decision : "-";
+	int r;
+
+	rep->next_changes++;
+	for (size_t i = 0; i < rep->next_moves.n; i++)
+		if (strcmp(CELL(&rep->next_moves, i, 0), old) == 0 &&
+		    strcmp(CELL(&rep->next_moves, i, 1), c->new_decision) == 0) {
+			NUM(&rep->next_moves, i, 0)++;
+			goto listed;
+		}
+	{
+		const char *cells[] = { old, c->new_decision };
+		uint64_t one = 1;
+
+		r = rows_add(&rep->next_moves, cells, &one);
+		if (r < 0)
+			return r;
+	}
+listed:
+	if (nr->top && rep->next_rows.n >= nr->top)
+		return 0;
+	{
+		const char *cells[] = { c->d->path, c->d->identity, c->new_state, old, c->new_decision, c->reason };
+
+		return rows_add(&rep->next_rows, cells, NULL);
+	}
+}
+
+static int collect_next(struct shstk_db *db, struct admin_policy *ap, unsigned top, struct report *rep)
+{
+	struct next_run nr = { .rep = rep, .top = top };
+
+	if (ap->p->stage >= SHSTK_STAGE_MAX)
+		return 0;
+	rep->have_next = true;
+	rep->next_to = (int)ap->p->stage + 1;
+	return admin_stage_preview(db, ap, (enum shstk_stage)rep->next_to, on_next, &nr, &rep->next_total);
+}
+
+/* ---- violations ---------------------------------------------------------------- */
+
+static int on_violation(const struct shstk_db_violation *v, void *ud)
+{
+	struct row_list *l = ud;
+	char day[16], src[128], ip[160], ret[160];
+	const char *cells[VC_WIDTH] = {};
+	uint64_t nums[VN_WIDTH] = {};
+
+	report_day_format(day_of(v->time_us), day, sizeof(day));
+	cells[VC_COMM] = v->comm;
+	cells[VC_BINARY] = v->exe_path ? v->exe_path : v->comm;
+	cells[VC_IDENTITY] = v->identity;
+	cells[VC_PACKAGE] = v->package;
+	cells[VC_KIND] = v->kind;
+	cells[VC_MODE] = v->mode;
+	cells[VC_ACTION] = v->action;
+	cells[VC_GRADE] = shstk_db_violation_grade(v->sources);
+	cells[VC_SOURCES] = admin_sources_format(v->sources, src, sizeof(src));
+	cells[VC_IP] = admin_code_location(v->ip_object, v->ip_offset, v->ip, ip, sizeof(ip));
+	cells[VC_RET] = admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, ret, sizeof(ret));
+	cells[VC_DAY] = day;
+	cells[VC_OBJECT] = v->ip_object;
+	nums[VN_ID] = (uint64_t)v->id;
+	nums[VN_TIME] = (uint64_t)v->time_us;
+	nums[VN_PID] = (uint64_t)v->pid;
+	nums[VN_TID] = (uint64_t)v->tid;
+	nums[VN_RUN] = (uint64_t)v->run;
+	nums[VN_CONFIRMED] = shstk_db_violation_confirmed(v->sources);
+	return rows_add(l, cells, nums);
+}
+
+/* One group of violations while they are counted. */
+struct vgroup {
+	const char *key; /* a cell of report.viol */
+	size_t latest;   /* its row there */
+	uint64_t count, confirmed;
+};
+
+static int vgroup_cmp(const void *a, const void *b)
+{
+	const struct vgroup *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * Counts report.viol by column @col into @out: every group (@sorted false:
+ * in order of first appearance, the days) or the @top largest (0: all).
+ * The latest violation of each group listed gets its evidence section.
+ */
+static int group_violations(struct report *rep, int col, bool sorted, unsigned top, struct row_list *out)
+{
+	struct row_list *v = &rep->viol;
+	struct shstk_hmap m = {};
+	struct vgroup *g = NULL, *ng;
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		const char *key = CELL(v, i, col) ? CELL(v, i, col) : "(unknown)";
+		void **slot = shstk_hmap_ref(&m, key, strlen(key));
+		struct vgroup *e;
+
+		if (!slot) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (!*slot) {
+			ng = reallocarray(g, n + 1, sizeof(*g));
+			if (!ng) {
+				r = -ENOMEM;
+				goto out;
+			}
+			g = ng;
+			g[n] = (struct vgroup){ .key = key };
+			*slot = (void *)(uintptr_t)(n + 1);
+			n++;
+		}
+		e = &g[(uintptr_t)*slot - 1];
+		e->count++;
+		e->confirmed += NUM(v, i, VN_CONFIRMED);
+		e->latest = i; /* rows are oldest first */
+	}
+	if (sorted)
+		qsort(g, n, sizeof(*g), vgroup_cmp);
+	for (size_t i = 0; i < n && (!top || i < top); i++) {
+		const char *cells[GC_WIDTH] = { g[i].key };
+		uint64_t nums[GN_WIDTH] = { g[i].count, g[i].confirmed, NUM(v, g[i].latest, VN_ID) };
+
+		if (col == VC_BINARY) {
+			cells[GC_IDENTITY] = CELL(v, g[i].latest, VC_IDENTITY);
+			cells[GC_PACKAGE] = CELL(v, g[i].latest, VC_PACKAGE);
+		}
+		NUM(v, g[i].latest, VN_DETAIL) = 1;
+		r = rows_add(out, cells, nums);
+		if (r < 0)
+			break;
+	}
+out:
+	free(g);
+	shstk_hmap_done(&m);
+	return r;
+}
+
+/* A row of a row_list that a look-up's callback completes. */
+struct row_ref {
+	struct row_list *l;
+	size_t i;
+};
+
+static int on_decision_of(const struct shstk_db_decision *d, void *ud)
+{
+	const struct row_ref *ref = ud;
+	struct row_list *l = ref->l;
+	size_t i = ref->i;
+
+	/* the group's row was added without them: fill its two cells */
+	free(CELL(l, i, GC_STATE));
+	free(CELL(l, i, GC_DECISION));
+	CELL(l, i, GC_STATE) = d->state ? strdup(d->state) : NULL;
+	CELL(l, i, GC_DECISION) = d->decision ? strdup(d->decision) : NULL;
+	return (d->state && !CELL(l, i, GC_STATE)) || (d->decision && !CELL(l, i, GC_DECISION)) ? -ENOMEM : 0;
+}
+
+static int on_observation(unsigned source, uint64_t seq, int64_t time_us, void *ud)
+{
+	char *buf = ud, name[64], t[32];
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 512 - len, "%s%s", len ? "; " : "", admin_sources_format(source, name, sizeof(name)));
+	len = strlen(buf);
+	if (seq)
+		snprintf(buf + len, 512 - len, " #%" PRIu64, seq);
+	len = strlen(buf);
+	snprintf(buf + len, 512 - len, " at %s", admin_format_time(time_us, t, sizeof(t)));
+	return 0;
+}
+
+static int on_run(const struct shstk_db_run *run, void *ud)
+{
+	const struct row_ref *ref = ud;
+	struct row_list *v = ref->l;
+	size_t i = ref->i;
+	char end[96];
+
+	if (!run->ended_us)
+		snprintf(end, sizeof(end), "not seen to end");
+	else if (!run->exited)
+		snprintf(end, sizeof(end), "ended (exec, or exit not observed)");
+	else if (run->exit_signal)
+		snprintf(end, sizeof(end), "killed by signal %d", run->exit_signal);
+	else
+		snprintf(end, sizeof(end), "exit status %d", run->exit_status);
+	CELL(v, i, VC_RUN_MODE) = run->mode_applied ? strdup(run->mode_applied) : NULL;
+	CELL(v, i, VC_RUN_END) = strdup(end);
+	NUM(v, i, VN_RUN_STARTED) = (uint64_t)run->started_us;
+	NUM(v, i, VN_RUN_ENDED) = (uint64_t)run->ended_us;
+	return !CELL(v, i, VC_RUN_END) || (run->mode_applied && !CELL(v, i, VC_RUN_MODE)) ? -ENOMEM : 0;
+}
+
+static int collect_violations(struct shstk_db *db, unsigned top, struct report *rep)
+{
+	struct row_list *v = &rep->viol;
+	struct shstk_db_evidence ev;
+	int r;
+
+	r = shstk_db_violations_foreach(db, NULL, on_violation, v);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < v->n; i++) {
+		rep->v_confirmed += NUM(v, i, VN_CONFIRMED);
+		if (i + REPORT_DETAIL_MAX >= v->n)
+			NUM(v, i, VN_DETAIL) = 1;
+	}
+	r = group_violations(rep, VC_DAY, false, 0, &rep->v_days);
+	if (r >= 0)
+		r = group_violations(rep, VC_BINARY, true, top, &rep->v_bins);
+	if (r >= 0)
+		r = group_violations(rep, VC_OBJECT, true, top, &rep->v_objs);
+	if (r < 0)
+		return r;
+	/* What the binaries listed are now, and the runs that vouch for them. */
+	for (size_t i = 0; i < rep->v_bins.n; i++) {
+		const char *id = CELL(&rep->v_bins, i, GC_IDENTITY);
+
+		if (!id)
+			continue;
+		r = shstk_db_evidence_get(db, id, &ev);
+		if (r < 0)
+			return r;
+		NUM(&rep->v_bins, i, GN_RUNS) = ev.runs;
+		NUM(&rep->v_bins, i, GN_CLEAN_RUNS) = ev.clean_runs;
+		NUM(&rep->v_bins, i, GN_CLEAN_DAYS) = ev.clean_days;
+		r = shstk_db_decision_get(db, id, on_decision_of, &(struct row_ref){ &rep->v_bins, i });
+		if (r < 0)
+			return r;
+	}
+	/* The evidence of the violations shown in detail: who saw them, their run. */
+	for (size_t i = 0; i < v->n; i++) {
+		char seen[512] = "";
+
+		if (!NUM(v, i, VN_DETAIL))
+			continue;
+		r = shstk_db_violation_sources_foreach(db, (int64_t)NUM(v, i, VN_ID), on_observation, seen);
+		if (r < 0)
+			return r;
+		CELL(v, i, VC_SEEN) = strdup(seen);
+		if (!CELL(v, i, VC_SEEN))
+			return -ENOMEM;
+		if (!NUM(v, i, VN_RUN))
+			continue;
+		r = shstk_db_run_get(db, (int64_t)NUM(v, i, VN_RUN), on_run, &(struct row_ref){ v, i });
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int collect(struct shstk_db *db, const struct report_opts *o, struct admin_policy *ap, struct report *rep)
 {
 	int r;
 
@@ -225,6 +580,16 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct repo
 	rep->offenders = (struct row_list){ .width = 4, .nnum = 3 };
 	rep->suspects = (struct row_list){ .width = 4, .nnum = 1 };
 	rep->packages = (struct row_list){ .width = 2, .nnum = 5 };
+	rep->stages = (struct row_list){ .width = 4, .nnum = 1 };
+	rep->blocker_pkgs = (struct row_list){ .width = 1, .nnum = 2 };
+	rep->viol = (struct row_list){ .width = VC_WIDTH, .nnum = VN_WIDTH };
+	rep->v_days = (struct row_list){ .width = GC_WIDTH, .nnum = GN_WIDTH };
+	rep->v_bins = (struct row_list){ .width = GC_WIDTH, .nnum = GN_WIDTH };
+	rep->v_objs = (struct row_list){ .width = GC_WIDTH, .nnum = GN_WIDTH };
+	rep->next_moves = (struct row_list){ .width = 2, .nnum = 1 };
+	rep->next_rows = (struct row_list){ .width = 6 };
+	rep->ap = ap;
+	rep->generated_us = shstk_clock_us(CLOCK_REALTIME);
 
 	r = shstk_db_report_totals(db, &rep->t);
 	if (r >= 0)
@@ -232,11 +597,23 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct repo
 	if (r >= 0)
 		r = shstk_db_report_verdicts(db, on_verdict, &rep->verdicts);
 	if (r >= 0)
-		r = collect_blockers(o->db_path, o->top, &rep->offenders);
+		r = shstk_db_report_blockers(db, o->top, on_blocker, &rep->offenders);
+	if (r >= 0)
+		r = shstk_db_report_blocker_packages(db, o->top, on_blocker_package, &rep->blocker_pkgs);
 	if (r >= 0)
 		r = shstk_db_report_suspects(db, on_suspect, &rep->suspects);
 	if (r >= 0)
 		r = shstk_db_report_packages(db, o->top, on_package, &rep->packages);
+	if (r >= 0)
+		r = admin_decision_counts(db, &rep->counts);
+	if (r >= 0)
+		r = shstk_db_stage_history_foreach(db, on_stage, &rep->stages);
+	if (r >= 0)
+		r = collect_progress(db, rep);
+	if (r >= 0)
+		r = collect_violations(db, o->top, rep);
+	if (r >= 0)
+		r = collect_next(db, ap, o->top, rep);
 	return r < 0 ? r : 0;
 }
 
@@ -246,6 +623,15 @@ static void report_free(struct report *rep)
 	rows_free(&rep->offenders);
 	rows_free(&rep->suspects);
 	rows_free(&rep->packages);
+	rows_free(&rep->stages);
+	rows_free(&rep->blocker_pkgs);
+	rows_free(&rep->viol);
+	rows_free(&rep->v_days);
+	rows_free(&rep->v_bins);
+	rows_free(&rep->v_objs);
+	rows_free(&rep->next_moves);
+	rows_free(&rep->next_rows);
+	free(rep->days);
 }
 
 /* ---- table output ----------------------------------------------------------- */
@@ -342,6 +728,172 @@ static void print_table(const struct report *rep, const char *db_path)
 }
 
 /* ---- JSON output -------------------------------------------------------------- */
+
+static void json_counts(struct json *j, const unsigned *by_state, const unsigned *by_decision)
+{
+	json_key(j, "states");
+	json_object_open(j);
+	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
+		json_kv_uint(j, shstk_state_name((enum shstk_state)i), by_state[i]);
+	json_object_close(j);
+	json_key(j, "decisions");
+	json_object_open(j);
+	for (int i = 0; i <= SHSTK_DECISION_MAX; i++)
+		json_kv_uint(j, shstk_decision_name((enum shstk_decision)i), by_decision[i]);
+	json_object_close(j);
+}
+
+static void print_json_rollout(struct json *j, const struct report *rep)
+{
+	char day[16];
+
+	json_key(j, "rollout");
+	json_object_open(j);
+	admin_stage_json(j, rep->ap);
+	json_kv_uint(j, "decided", rep->counts.decided);
+	json_kv_uint(j, "imported", rep->counts.imported);
+	json_counts(j, rep->counts.by_state, rep->counts.by_decision);
+	json_key(j, "stage_history");
+	json_array_open(j);
+	for (size_t i = 0; i < rep->stages.n; i++) {
+		json_object_open(j);
+		json_kv_int(j, "time_us", (int64_t)NUM(&rep->stages, i, 0));
+		json_kv_string(j, "old_stage", CELL(&rep->stages, i, 0));
+		json_kv_string(j, "new_stage", CELL(&rep->stages, i, 1));
+		json_kv_string(j, "user", CELL(&rep->stages, i, 2));
+		json_kv_string(j, "reason", CELL(&rep->stages, i, 3));
+		json_object_close(j);
+	}
+	json_array_close(j);
+	json_object_close(j);
+
+	json_key(j, "progress");
+	json_array_open(j);
+	for (size_t i = 0; i < rep->n_days; i++) {
+		json_object_open(j);
+		report_day_format(rep->days[i].day, day, sizeof(day));
+		json_kv_string(j, "day", day);
+		json_counts(j, rep->days[i].by_state, rep->days[i].by_decision);
+		json_object_close(j);
+	}
+	json_array_close(j);
+}
+
+static void json_groups(struct json *j, const char *key, const char *name, const struct row_list *l, bool binary)
+{
+	json_key(j, key);
+	json_array_open(j);
+	for (size_t i = 0; i < l->n; i++) {
+		json_object_open(j);
+		json_kv_string(j, name, CELL(l, i, GC_KEY));
+		if (binary) {
+			json_kv_string(j, "identity", CELL(l, i, GC_IDENTITY));
+			json_kv_string(j, "package", CELL(l, i, GC_PACKAGE));
+			json_kv_string(j, "state", CELL(l, i, GC_STATE));
+			json_kv_string(j, "decision", CELL(l, i, GC_DECISION));
+		}
+		json_kv_uint(j, "violations", NUM(l, i, GN_COUNT));
+		json_kv_uint(j, "confirmed", NUM(l, i, GN_CONFIRMED));
+		json_kv_uint(j, "latest", NUM(l, i, GN_LATEST));
+		if (binary) {
+			json_kv_uint(j, "runs", NUM(l, i, GN_RUNS));
+			json_kv_uint(j, "clean_runs", NUM(l, i, GN_CLEAN_RUNS));
+			json_kv_uint(j, "clean_days", NUM(l, i, GN_CLEAN_DAYS));
+		}
+		json_object_close(j);
+	}
+	json_array_close(j);
+}
+
+static void print_json_violations(struct json *j, const struct report *rep)
+{
+	const struct row_list *v = &rep->viol;
+
+	json_key(j, "violations");
+	json_object_open(j);
+	json_kv_uint(j, "total", v->n);
+	json_kv_uint(j, "confirmed", rep->v_confirmed);
+	json_kv_uint(j, "unconfirmed", v->n - rep->v_confirmed);
+	json_groups(j, "by_day", "day", &rep->v_days, false);
+	json_groups(j, "by_binary", "binary", &rep->v_bins, true);
+	json_groups(j, "by_object", "object", &rep->v_objs, false);
+	json_key(j, "details");
+	json_array_open(j);
+	for (size_t i = 0; i < v->n; i++) {
+		if (!NUM(v, i, VN_DETAIL))
+			continue;
+		json_object_open(j);
+		json_kv_uint(j, "id", NUM(v, i, VN_ID));
+		json_kv_int(j, "time_us", (int64_t)NUM(v, i, VN_TIME));
+		json_kv_int(j, "pid", (int64_t)NUM(v, i, VN_PID));
+		json_kv_int(j, "tid", (int64_t)NUM(v, i, VN_TID));
+		json_kv_string(j, "comm", CELL(v, i, VC_COMM));
+		json_kv_string(j, "binary", CELL(v, i, VC_BINARY));
+		json_kv_string(j, "identity", CELL(v, i, VC_IDENTITY));
+		json_kv_string(j, "package", CELL(v, i, VC_PACKAGE));
+		json_kv_string(j, "kind", CELL(v, i, VC_KIND));
+		json_kv_string(j, "mode", CELL(v, i, VC_MODE));
+		json_kv_string(j, "action", CELL(v, i, VC_ACTION));
+		json_kv_string(j, "grade", CELL(v, i, VC_GRADE));
+		json_kv_string(j, "sources", CELL(v, i, VC_SOURCES));
+		json_kv_string(j, "observations", CELL(v, i, VC_SEEN));
+		json_kv_string(j, "ip", CELL(v, i, VC_IP));
+		json_kv_string(j, "ret", CELL(v, i, VC_RET));
+		json_key(j, "run");
+		if (NUM(v, i, VN_RUN)) {
+			json_object_open(j);
+			json_kv_uint(j, "id", NUM(v, i, VN_RUN));
+			json_kv_int(j, "started_us", (int64_t)NUM(v, i, VN_RUN_STARTED));
+			json_kv_int(j, "ended_us", (int64_t)NUM(v, i, VN_RUN_ENDED));
+			json_kv_string(j, "mode_applied", CELL(v, i, VC_RUN_MODE));
+			json_kv_string(j, "end", CELL(v, i, VC_RUN_END));
+			json_object_close(j);
+		} else {
+			json_null(j);
+		}
+		json_object_close(j);
+	}
+	json_array_close(j);
+	json_object_close(j);
+}
+
+static void print_json_next(struct json *j, const struct report *rep)
+{
+	json_key(j, "next_stage");
+	if (!rep->have_next) {
+		json_null(j);
+		return;
+	}
+	json_object_open(j);
+	json_kv_string(j, "from", shstk_stage_name(rep->ap->p->stage));
+	json_kv_string(j, "to", shstk_stage_name((enum shstk_stage)rep->next_to));
+	json_kv_uint(j, "decided", rep->next_total);
+	json_kv_uint(j, "changes", rep->next_changes);
+	json_key(j, "by_change");
+	json_array_open(j);
+	for (size_t i = 0; i < rep->next_moves.n; i++) {
+		json_object_open(j);
+		json_kv_string(j, "old_decision", CELL(&rep->next_moves, i, 0));
+		json_kv_string(j, "new_decision", CELL(&rep->next_moves, i, 1));
+		json_kv_uint(j, "count", NUM(&rep->next_moves, i, 0));
+		json_object_close(j);
+	}
+	json_array_close(j);
+	json_key(j, "examples");
+	json_array_open(j);
+	for (size_t i = 0; i < rep->next_rows.n; i++) {
+		json_object_open(j);
+		json_kv_string(j, "path", CELL(&rep->next_rows, i, 0));
+		json_kv_string(j, "identity", CELL(&rep->next_rows, i, 1));
+		json_kv_string(j, "state", CELL(&rep->next_rows, i, 2));
+		json_kv_string(j, "old_decision", CELL(&rep->next_rows, i, 3));
+		json_kv_string(j, "new_decision", CELL(&rep->next_rows, i, 4));
+		json_kv_string(j, "reason", CELL(&rep->next_rows, i, 5));
+		json_object_close(j);
+	}
+	json_array_close(j);
+	json_object_close(j);
+}
 
 static void print_json(const struct report *rep, const char *db_path)
 {
@@ -444,6 +996,21 @@ static void print_json(const struct report *rep, const char *db_path)
 		json_object_close(&j);
 	}
 	json_array_close(&j);
+
+	json_key(&j, "offender_packages");
+	json_array_open(&j);
+	for (size_t i = 0; i < rep->blocker_pkgs.n; i++) {
+		json_object_open(&j);
+		json_kv_string(&j, "package", CELL(&rep->blocker_pkgs, i, 0));
+		json_kv_uint(&j, "objects", NUM(&rep->blocker_pkgs, i, 0));
+		json_kv_uint(&j, "executables", NUM(&rep->blocker_pkgs, i, 1));
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+
+	print_json_rollout(&j, rep);
+	print_json_violations(&j, rep);
+	print_json_next(&j, rep);
 	json_object_close(&j);
 	json_end(&j);
 }
@@ -453,11 +1020,13 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 't' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
 	struct report_opts o = { .format = SHSTKCTL_FORMAT_TABLE, .top = 10 };
+	struct admin_policy ap = {};
 	struct report rep = {};
 	struct shstk_db *db = NULL;
 	char *end;
@@ -466,7 +1035,10 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (shstkctl_parse_format("report", optarg, &o.format) != SHSTKCTL_EXIT_OK)
+			/* html is this command's own: the others print tables and JSON only */
+			if (strcmp(optarg, "html") == 0)
+				o.format = SHSTKCTL_FORMAT_HTML;
+			else if (shstkctl_parse_format("report", optarg, &o.format) != SHSTKCTL_EXIT_OK)
 				return SHSTKCTL_EXIT_USAGE;
 			break;
 		case 't':
@@ -474,6 +1046,9 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 			o.top = (unsigned)strtoul(optarg, &end, 10);
 			if (errno || *end || !*optarg || optarg[0] == '-')
 				return shstkctl_usage_error("report", "--top wants a number, not '%s'", optarg);
+			break;
+		case 'P':
+			o.policy = optarg;
 			break;
 		case 'h':
 			help();
@@ -487,13 +1062,21 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 	if (optind < argc)
 		return shstkctl_usage_error("report", "unexpected argument '%s'", argv[optind]);
 
-	o.db_path = shstkctl_db_path(ctl);
 	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = collect(db, &o, &rep);
+	r = admin_policy_load_or_log(o.policy, db, &ap);
+	if (r != SHSTKCTL_EXIT_OK)
+		goto out;
+	r = collect(db, &o, &ap, &rep);
 	if (r < 0) {
-		r = shstkctl_error("reading %s: %s", shstkctl_db_path(ctl), shstk_db_errmsg(db));
+		r = shstkctl_error_errno(r, "reading %s%s%s", shstkctl_db_path(ctl), shstk_db_errmsg(db)[0] ? ": " : "",
+					 shstk_db_errmsg(db));
+	} else if (o.format == SHSTKCTL_FORMAT_HTML) {
+		r = report_print_html(&rep, shstkctl_db_path(ctl), stdout);
+		if (r >= 0 && fflush(stdout) != 0)
+			r = -errno;
+		r = r < 0 ? shstkctl_error_errno(r, "writing the report") : SHSTKCTL_EXIT_OK;
 	} else {
 		if (o.format == SHSTKCTL_FORMAT_JSON)
 			print_json(&rep, shstkctl_db_path(ctl));
@@ -501,7 +1084,9 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 			print_table(&rep, shstkctl_db_path(ctl));
 		r = SHSTKCTL_EXIT_OK;
 	}
+out:
 	report_free(&rep);
+	admin_policy_done(&ap);
 	shstk_db_close(db);
 	return r;
 }

@@ -66,65 +66,44 @@ struct stage_opts {
 /* ---- the dry run ---------------------------------------------------------- */
 
 struct dry_run {
-	struct shstk_db *db;
-	struct shstk_policy *p; /* with the new stage */
 	struct json *j;
-	unsigned changes, total;
-	int err;
+	unsigned changes;
 };
 
-static int dry_one(const struct shstk_db_decision *d, void *ud)
+static int dry_one(const struct admin_stage_change *c, void *ud)
 {
 	struct dry_run *dr = ud;
-	struct shstk_decide_result *res = malloc(sizeof(*res));
-	const char *new_dec, *new_state;
-	bool kept;
-	int r;
+	const struct shstk_db_decision *d = c->d;
 
-	if (!res)
-		return -ENOMEM;
-	dr->total++;
-	/* What stage set would store: an imported row is kept, decided again. */
-	r = shstk_decide_preview(dr->db, dr->p, d->identity, res);
-	if (r < 0) {
-		free(res);
-		return r;
-	}
-	kept = res->decidable || res->imported;
-	new_dec = kept ? shstk_decision_name(res->decision) : "(dropped)";
-	new_state = kept ? shstk_state_name(res->state) : "-";
-	if (strcmp(new_dec, d->decision ? d->decision : "") != 0) {
-		dr->changes++;
-		if (dr->j) {
-			json_object_open(dr->j);
-			json_kv_string(dr->j, "path", d->path);
-			json_kv_string(dr->j, "identity", d->identity);
-			json_kv_string(dr->j, "state", new_state);
-			json_kv_string(dr->j, "old_decision", d->decision);
-			json_kv_string(dr->j, "new_decision", new_dec);
-			json_kv_string(dr->j, "reason", res->reason);
-			json_object_close(dr->j);
-		} else {
-			struct shstkctl_strpool esc = {};
-			struct shstk_db_decision de = admin_esc_decision(&esc, d);
+	dr->changes++;
+	if (dr->j) {
+		json_object_open(dr->j);
+		json_kv_string(dr->j, "path", d->path);
+		json_kv_string(dr->j, "identity", d->identity);
+		json_kv_string(dr->j, "state", c->new_state);
+		json_kv_string(dr->j, "old_decision", d->decision);
+		json_kv_string(dr->j, "new_decision", c->new_decision);
+		json_kv_string(dr->j, "reason", c->reason);
+		json_object_close(dr->j);
+	} else {
+		struct shstkctl_strpool esc = {};
+		struct shstk_db_decision de = admin_esc_decision(&esc, d);
 
-			printf("  %-40s %-12s %-7s -> %-7s %s\n", de.path ? de.path : de.identity, new_state,
-			       de.decision ? de.decision : "-", new_dec, shstkctl_esc(&esc, res->reason));
-			shstkctl_strpool_free(&esc);
-		}
+		printf("  %-40s %-12s %-7s -> %-7s %s\n", de.path ? de.path : de.identity, c->new_state,
+		       de.decision ? de.decision : "-", c->new_decision, shstkctl_esc(&esc, c->reason));
+		shstkctl_strpool_free(&esc);
 	}
-	free(res);
 	return 0;
 }
 
 static int dry_run(const struct shstkctl *ctl, struct shstk_db *db, struct admin_policy *ap, enum shstk_stage to, enum shstkctl_format fmt)
 {
 	struct json j;
-	struct dry_run dr = { .db = db, .p = ap->p };
+	struct dry_run dr = {};
 	enum shstk_stage from = ap->p->stage;
+	unsigned total = 0;
 	int r;
 
-	ap->p->stage = to;
 	if (fmt == SHSTKCTL_FORMAT_JSON) {
 		dr.j = &j;
 		json_begin(&j, stdout);
@@ -137,20 +116,19 @@ static int dry_run(const struct shstkctl *ctl, struct shstk_db *db, struct admin
 		printf("stage %s -> %s (dry run, nothing written)\n", shstk_stage_name(from), shstk_stage_name(to));
 		printf("  %-40s %-12s %-18s %s\n", "binary", "state", "decision", "why");
 	}
-	r = shstk_db_decisions_foreach(db, dry_one, &dr);
-	ap->p->stage = from;
+	r = admin_stage_preview(db, ap, to, dry_one, &dr, &total);
 	if (r < 0)
 		return shstkctl_error_errno(r, "computing decisions (%s)", shstkctl_db_path(ctl));
 	if (dr.j) {
 		json_array_close(&j);
-		json_kv_uint(&j, "decided", dr.total);
+		json_kv_uint(&j, "decided", total);
 		json_object_close(&j);
 		json_end(&j);
 	} else {
 		if (dr.changes == 0)
 			printf("  (no binary changes behaviour)\n");
-		printf("%u of %u decided binar%s would change\n", dr.changes, dr.total, dr.total == 1 ? "y" : "ies");
-		if (dr.total == 0)
+		printf("%u of %u decided binar%s would change\n", dr.changes, total, total == 1 ? "y" : "ies");
+		if (total == 0)
 			printf("note: nothing is decided yet; shstkd decides, as do stage set, allow and deny\n");
 	}
 	return SHSTKCTL_EXIT_OK;

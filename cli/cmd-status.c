@@ -57,10 +57,7 @@ static void help(void)
 
 struct status {
 	const char *db_path;
-	unsigned by_state[SHSTK_STATE_MAX + 1];
-	unsigned by_decision[SHSTK_DECISION_MAX + 1];
-	unsigned decided;
-	unsigned imported; /* imported decisions of builds not installed here: not counted as decided */
+	struct admin_decision_counts n; /* imported decisions of builds not installed here: not counted as decided */
 	bool have_scan;
 	int64_t scan_finished_us, scan_duration_us;
 	uint64_t scan_elf;
@@ -75,24 +72,6 @@ struct status {
 	struct shstk_allowlist al;
 	char al_error[300];
 };
-
-static int decision_cb(const struct shstk_db_decision *d, void *ud)
-{
-	struct status *s = ud;
-	int st = d->state ? shstk_state_from_name(d->state) : -1;
-	int de = d->decision ? shstk_decision_from_string(d->decision) : -1;
-
-	if (shstk_decide_is_imported(d)) {
-		s->imported++;
-		return 0;
-	}
-	s->decided++;
-	if (st >= 0)
-		s->by_state[st]++;
-	if (de >= 0 && de <= SHSTK_DECISION_MAX)
-		s->by_decision[de]++;
-	return 0;
-}
 
 static int scan_cb(const struct shstk_db_scan *sc, void *ud)
 {
@@ -198,7 +177,7 @@ static int collect(struct shstk_db *db, const char *al_path, struct status *s)
 	struct shstk_err err = {};
 	int r;
 
-	r = shstk_db_decisions_foreach(db, decision_cb, s);
+	r = admin_decision_counts(db, &s->n);
 	if (r >= 0)
 		r = shstk_db_scan_last(db, scan_cb, s);
 	if (r >= 0)
@@ -242,15 +221,15 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	printf("policy      %s%s%s\n", ap->source, ap->overridden ? ", which says " : "",
 	       ap->overridden ? shstk_stage_name(ap->file_stage) : "");
 	printf("database    %s\n", s->db_path);
-	printf("\ndecided executables: %u\n", s->decided);
+	printf("\ndecided executables: %u\n", s->n.decided);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
-		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->by_state[i]);
+		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->n.by_state[i]);
 	printf("decisions:\n");
 	for (int i = 0; i <= SHSTK_DECISION_MAX; i++)
-		printf("  %-12s %6u\n", shstk_decision_name((enum shstk_decision)i), s->by_decision[i]);
-	if (s->imported)
+		printf("  %-12s %6u\n", shstk_decision_name((enum shstk_decision)i), s->n.by_decision[i]);
+	if (s->n.imported)
 		printf("imported decisions of builds not installed here: %u (shstkctl decisions lists them)\n",
-		       s->imported);
+		       s->n.imported);
 	printf("\ndaemon      ");
 	if (s->daemon_pid)
 		printf("shstkd running, pid %ld (from the %s)%s%s\n", s->daemon_pid, s->daemon_how,
@@ -291,17 +270,17 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	json_object_open(&j);
 	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", s->db_path);
-	json_kv_uint(&j, "decided", s->decided);
-	json_kv_uint(&j, "imported", s->imported);
+	json_kv_uint(&j, "decided", s->n.decided);
+	json_kv_uint(&j, "imported", s->n.imported);
 	json_key(&j, "states");
 	json_object_open(&j);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
-		json_kv_uint(&j, shstk_state_name((enum shstk_state)i), s->by_state[i]);
+		json_kv_uint(&j, shstk_state_name((enum shstk_state)i), s->n.by_state[i]);
 	json_object_close(&j);
 	json_key(&j, "decisions");
 	json_object_open(&j);
 	for (int i = 0; i <= SHSTK_DECISION_MAX; i++)
-		json_kv_uint(&j, shstk_decision_name((enum shstk_decision)i), s->by_decision[i]);
+		json_kv_uint(&j, shstk_decision_name((enum shstk_decision)i), s->n.by_decision[i]);
 	json_object_close(&j);
 	json_key(&j, "daemon");
 	json_object_open(&j);

@@ -57,8 +57,8 @@ int shstkctl_open_db(const struct shstkctl *ctl, unsigned flags, struct shstk_db
 _printf_(1, 2) int shstkctl_error(const char *fmt, ...);
 _printf_(2, 3) int shstkctl_error_errno(int err, const char *fmt, ...);
 
-/* --format of the commands whose output is tabular. */
-enum shstkctl_format { SHSTKCTL_FORMAT_TABLE, SHSTKCTL_FORMAT_JSON };
+/* --format of the commands whose output is tabular (html: `report` only). */
+enum shstkctl_format { SHSTKCTL_FORMAT_TABLE, SHSTKCTL_FORMAT_JSON, SHSTKCTL_FORMAT_HTML };
 
 /*
  * "table" or "json" into *ret and SHSTKCTL_EXIT_OK; anything else prints

@@ -364,6 +364,32 @@ struct shstk_db_offender {
 int shstk_db_report_offenders(struct shstk_db *db, unsigned limit,
 			      int (*cb)(const struct shstk_db_offender *o, void *ud), void *ud);
 
+struct shstk_db_blocker {
+	const char *reason;       /* "dep-unmarked", "dep-missing", or "bad-elf" */
+	const char *name;         /* the closure entry's name (the soname) */
+	const char *path;         /* resolved path, NULL when missing */
+	const char *package;
+	uint64_t executables;     /* ineligible executables it is in the closure of ('blocks') */
+	uint64_t alone;           /* ... for which it is the only blocking object */
+	uint64_t first;           /* ... for which it is the first reason in load order */
+};
+
+/* The objects that block the most executables: every unmarked, non-x86-64
+ * or missing object in an ineligible executable's closure counts, not only
+ * the first reason; most first, @limit 0: all. */
+int shstk_db_report_blockers(struct shstk_db *db, unsigned limit,
+			     int (*cb)(const struct shstk_db_blocker *b, void *ud), void *ud);
+
+struct shstk_db_blocker_package {
+	const char *package;      /* NULL: objects no package owns, and missing ones */
+	uint64_t objects;         /* its blocking objects */
+	uint64_t executables;     /* distinct ineligible executables one of them blocks */
+};
+
+/* The same per package: the packages whose objects block the most executables; @limit 0: all. */
+int shstk_db_report_blocker_packages(struct shstk_db *db, unsigned limit,
+				     int (*cb)(const struct shstk_db_blocker_package *p, void *ud), void *ud);
+
 struct shstk_db_suspect {
 	int64_t object;
 	const char *path;

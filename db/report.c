@@ -41,6 +41,38 @@ static const char SQL_PACKAGES[] =
 	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id WHERE o.format = 1 "
 	"GROUP BY o.package ORDER BY n DESC, o.package LIMIT ?1";
 
+/*
+ * What blocks the ineligible executables: every closure entry (the
+ * executable itself excluded, repeated loads skipped) that is missing, or
+ * resolves to an object that is not 64-bit x86-64 ELF marked SHSTK, in the
+ * closure of an executable whose verdict is not eligible; one row per
+ * (executable, object).  Not only the first reason: on a distribution that
+ * marks nothing, every executable's first reason is its own marking, yet
+ * libc and ld.so are what stand in the way of all of them.
+ */
+#define SQL_BLOCKING \
+	"WITH ex AS (SELECT v.object, v.reason_idx FROM verdicts v JOIN objects o ON o.id = v.object " \
+	"            WHERE v.verdict <> 'eligible'), " \
+	"blk AS (SELECT c.object AS exe, coalesce(r.path, c.resolved_path, c.name) AS k, c.name, " \
+	"               coalesce(r.path, c.resolved_path) AS path, r.package, " \
+	/* the verdict names of lib/deps: a 32-bit or foreign object is "dep-unmarked" too */ \
+	"               CASE WHEN c.via = 'missing' THEN 'dep-missing' WHEN r.format <> 1 THEN 'bad-elf' " \
+	"                    ELSE 'dep-unmarked' END AS why, " \
+	"               min(c.idx) = ex.reason_idx AS first " \
+	"        FROM closure c JOIN ex ON ex.object = c.object LEFT JOIN objects r ON r.id = c.resolved " \
+	"        WHERE c.idx > 0 AND c.via <> 'loaded' AND (c.via = 'missing' OR (r.id IS NOT NULL AND " \
+	"              (r.format <> 1 OR r.class <> 2 OR r.machine <> 62 OR (r.x86_feature_1 & 2) = 0))) " \
+	"        GROUP BY c.object, k) "
+
+static const char SQL_BLOCKERS[] =
+	SQL_BLOCKING ", per AS (SELECT exe, count(*) AS n FROM blk GROUP BY exe) "
+	"SELECT why, name, path, package, count(*) AS blocks, sum(per.n = 1), sum(first) "
+	"FROM blk JOIN per USING (exe) GROUP BY k ORDER BY blocks DESC, name, path LIMIT ?1";
+
+static const char SQL_BLOCKER_PACKAGES[] =
+	SQL_BLOCKING "SELECT package, count(DISTINCT k), count(DISTINCT exe) AS n FROM blk "
+	"GROUP BY package ORDER BY n DESC, package IS NULL, package LIMIT ?1";
+
 static uint64_t col_u64(sqlite3_stmt *st, int i)
 {
 	return (uint64_t)sqlite3_column_int64(st, i); /* sum() of no rows is NULL: 0 */
@@ -167,6 +199,56 @@ int shstk_db_report_packages(struct shstk_db *db, unsigned limit,
 			.shstk = col_u64(st, 4),
 			.ibt = col_u64(st, 5),
 			.eligible = col_u64(st, 6),
+		};
+		r = cb(&p, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_blockers(struct shstk_db *db, unsigned limit,
+			     int (*cb)(const struct shstk_db_blocker *b, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_blocker b;
+	int r, rc;
+
+	r = db_prepare(db, SQL_BLOCKERS, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, limit ? (int64_t)limit : -1)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		b = (struct shstk_db_blocker){
+			.reason = db_col_text(st, 0),
+			.name = db_col_text(st, 1),
+			.path = db_col_text(st, 2),
+			.package = db_col_text(st, 3),
+			.executables = col_u64(st, 4),
+			.alone = col_u64(st, 5),
+			.first = col_u64(st, 6),
+		};
+		r = cb(&b, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_blocker_packages(struct shstk_db *db, unsigned limit,
+				     int (*cb)(const struct shstk_db_blocker_package *p, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_blocker_package p;
+	int r, rc;
+
+	r = db_prepare(db, SQL_BLOCKER_PACKAGES, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, limit ? (int64_t)limit : -1)) < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		p = (struct shstk_db_blocker_package){
+			.package = db_col_text(st, 0),
+			.objects = col_u64(st, 1),
+			.executables = col_u64(st, 2),
 		};
 		r = cb(&p, ud);
 		if (r < 0)

@@ -388,7 +388,7 @@ static int forget(struct shstk_db *db, const char *identity, const struct curren
 		.new_state = c->state,
 		.old_decision = c->decision,
 		.new_decision = shstk_decision_name(SHSTK_DECISION_OFF),
-		.reason = "removed: no installed executable has this identity any more (replaced or deleted)",
+		.reason = SHSTK_DECIDE_REMOVED_PREFIX "no installed executable has this identity any more (replaced or deleted)",
 		.evidence = "{}",
 		.override = c->override,
 	};

@@ -71,6 +71,8 @@
 
 #define SHSTK_DECIDE_IMPORTED_PREFIX "imported from "
 #define SHSTK_DECIDE_IMPORTED_HERE " | here: "
+/* The reason of the history row that drops an identity no executable has any more. */
+#define SHSTK_DECIDE_REMOVED_PREFIX "removed: "
 
 struct shstk_decide_stats {
 	unsigned identities; /* decided */

@@ -3,7 +3,9 @@
 # Installs the Debian 12 packages shstk-policy needs to build, scan and test.
 # Usage: scripts/install-deps.sh [build|test]   (default: build)
 # "build" is enough for the main job; "test" adds the kernel, emulator and
-# fuzzing toolchain.  Safe to run again: apt-get skips what is installed.
+# fuzzing toolchain, and chromium, the browser that renders the HTML report
+# in tests/integration/test_report_browser.sh.  Safe to run again: apt-get
+# skips what is installed.
 set -eu
 what=${1:-build}
 
@@ -15,6 +17,7 @@ qemu-system-x86 bochsbios vgabios busybox-static isolinux syslinux-common xorris
 rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs git
 perl patch
 man-db groff-base
+chromium
 pypy3 luajit nodejs"
 
 pkgs=$build_pkgs

@@ -52,7 +52,10 @@ golden_check report-nodb "$ctl" --db "$db" report
 "$ctl" --db "$db" scan --no-packages --no-progress --root "$work/root" / >/dev/null
 
 golden_check report-table "$ctl" --db "$db" report
-golden_check report-json "$ctl" --db "$db" report --format=json
+# An explicit policy: the JSON names the policy in force and its stage,
+# which must not depend on what the machine has in its sysconfdir.
+printf '[policy]\nstage = audit\n' >"$work/policy.conf"
+golden_check report-json "$ctl" --db "$db" report --format=json --policy "$work/policy.conf"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/report-json.raw" &&
 	echo "ok: report JSON parses" || { echo "FAIL: report JSON does not parse"; fail=1; }
 
