@@ -541,7 +541,7 @@ static int collect_violations(struct shstk_db *db, unsigned top, struct report *
 
 		if (!id)
 			continue;
-		r = shstk_db_evidence_get(db, id, &ev);
+		r = shstk_db_evidence_get(db, id, NULL, &ev);
 		if (r < 0)
 			return r;
 		NUM(&rep->v_bins, i, GN_RUNS) = ev.runs;
