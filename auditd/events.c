@@ -200,6 +200,17 @@ static int exe_identity(struct shstkd *d, int exefd, const char *path, char *buf
 	return 0;
 }
 
+/* The slot of @pid in the exec table, if the connector saw it exec. */
+static struct shstkd_exec_seen *exec_seen_of(struct shstkd *d, pid_t pid)
+{
+	struct shstkd_exec_seen *e;
+
+	if (!d->exec_seen || pid <= 0)
+		return NULL;
+	e = &d->exec_seen[(unsigned)pid % SHSTKD_EXEC_SEEN];
+	return e->pid == pid ? e : NULL;
+}
+
 /*
  * Reads what the kernel says about process @pid into @k, @exe (its path)
  * and *ret_pidfd.  -ESRCH (or another -errno) when the process is gone or
@@ -208,40 +219,103 @@ static int exe_identity(struct shstkd *d, int exefd, const char *path, char *buf
 static int kernel_run(struct shstkd *d, pid_t pid, struct shstk_kernel_run *k, char *exe, size_t exelen,
 		      int *ret_pidfd)
 {
-	_cleanup_close_ int dir = -1, pidfd = -1, exefd = -1, stfd = -1;
+	_cleanup_close_ int own_dir = -1, pidfd = -1, exefd = -1, stfd = -1;
+	struct shstkd_exec_seen *seen = exec_seen_of(d, pid);
 	struct shstk_proc_status st;
 	char path[64];
 	ssize_t n;
-	int r;
+	int dir, r;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	own_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Opened at its exec, if the connector told us: it answers for the
+	 * process that exec'd, even once its memory (and exe) is gone. */
+	dir = seen ? seen->dir : own_dir;
 	if (dir < 0)
-		return negerrno();
+		return -ESRCH;
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
 		return negerrno();
 	/* From here on every read goes through @dir: it answers for the
 	 * process it was opened on or not at all. */
-	exefd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
 	stfd = openat(dir, "status", O_RDONLY | O_CLOEXEC);
-	if (exefd < 0 || stfd < 0)
-		return exefd < 0 && errno == EACCES ? -EACCES : -ESRCH;
-	n = readlinkat(dir, "exe", exe, exelen - 1);
-	exe[n > 0 ? n : 0] = 0;
+	if (stfd < 0 && seen && own_dir >= 0) {
+		/* A slot left by an earlier process of this pid (its exec
+		 * event not read yet): the process as it is now, then. */
+		seen = NULL;
+		dir = own_dir;
+		stfd = openat(dir, "status", O_RDONLY | O_CLOEXEC);
+	}
+	if (stfd < 0)
+		return -ESRCH;
+	if (!seen) {
+		exefd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
+		if (exefd < 0)
+			return errno == EACCES ? -EACCES : -ESRCH;
+		n = readlinkat(dir, "exe", exe, exelen - 1);
+		exe[n > 0 ? n : 0] = 0;
+	} else {
+		snprintf(exe, exelen, "%s", seen->exe ? seen->exe : "");
+	}
 	r = shstk_proc_status_read_fd(stfd, &st);
 	if (r < 0)
 		return r;
 	if (st.uid < 0)
 		return -EBADMSG;
-	r = exe_identity(d, exefd, exe, k->identity, sizeof(k->identity));
-	if (r < 0)
+	if (seen)
+		snprintf(k->identity, sizeof(k->identity), "%s", seen->identity);
+	else if ((r = exe_identity(d, exefd, exe, k->identity, sizeof(k->identity))) < 0)
 		return r;
 	k->uid = (uint32_t)st.uid;
 	k->applied = shstk_proc_status_applied(&st);
 	k->locked = shstk_proc_status_locked(&st);
 	*ret_pidfd = TAKE_FD(pidfd);
 	return 0;
+}
+
+/* The connector saw @pid exec: look at it now, while it surely lives. */
+static void exec_seen_add(struct shstkd *d, pid_t pid)
+{
+	struct shstkd_exec_seen *e;
+	_cleanup_close_ int dir = -1, exefd = -1;
+	char path[64], exe[4096];
+	ssize_t n;
+
+	if (!d->exec_seen || pid <= 0)
+		return;
+	e = &d->exec_seen[(unsigned)pid % SHSTKD_EXEC_SEEN];
+	if (e->pid) {
+		close(e->dir);
+		free(e->exe);
+		*e = (struct shstkd_exec_seen){ 0 };
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	exefd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
+	if (exefd < 0)
+		return;
+	n = readlinkat(dir, "exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (exe_identity(d, exefd, exe, e->identity, sizeof(e->identity)) < 0)
+		return;
+	e->exe = n > 0 ? strdup(exe) : NULL;
+	e->dir = TAKE_FD(dir);
+	e->pid = pid;
+}
+
+static void exec_seen_free(struct shstkd *d)
+{
+	if (!d->exec_seen)
+		return;
+	for (size_t i = 0; i < SHSTKD_EXEC_SEEN; i++)
+		if (d->exec_seen[i].pid) {
+			close(d->exec_seen[i].dir);
+			free(d->exec_seen[i].exe);
+		}
+	free(d->exec_seen);
+	d->exec_seen = NULL;
 }
 
 /* Forged datagrams are logged, but a flood of them must not flood the log:
@@ -369,6 +443,10 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 		size_t n_batch = 0;
 		bool own;
 
+		/* The exec events first: they tell which /proc/PID to trust. */
+		if (d->procconn.fd >= 0)
+			d->procconn.ready(d, &d->procconn);
+
 		while (n_batch < START_BATCH) {
 			uint8_t buf[SHSTK_EV_MAX + 1];
 			union {
@@ -419,10 +497,14 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 	}
 }
 
-static void procconn_exit(const struct shstk_proc_exit *e, void *ud)
+static void procconn_event(const struct shstk_proc_event *e, void *ud)
 {
 	struct shstkd *d = ud;
 
+	if (e->exec) {
+		exec_seen_add(d, e->tgid);
+		return;
+	}
 	for (struct shstkd_watch *w = d->pidfds; w; w = w->next)
 		if (w->pid == e->tgid) {
 			w->have_exit = true;
@@ -454,12 +536,12 @@ static void procconn_ready(struct shstkd *d, struct shstkd_watch *w)
 		/* Only the kernel (port 0) speaks for processes. */
 		if (fl != sizeof(from) || from.nl_pid != 0)
 			continue;
-		(void)shstk_procconn_parse(buf, (size_t)n, procconn_exit, d, NULL);
+		(void)shstk_procconn_parse(buf, (size_t)n, procconn_event, d, NULL);
 	}
 }
 
 /* Sends PROC_CN_MCAST_LISTEN, with an event filter (@filtered, kernel 6.6
- * and later: only exits are sent to us) or without. */
+ * and later: only execs and exits are sent to us) or without. */
 static int procconn_listen(int fd, bool filtered)
 {
 	/* nlmsghdr, cn_msg (its data is a flexible array), then struct
@@ -468,7 +550,7 @@ static int procconn_listen(int fd, bool filtered)
 	size_t dlen = (filtered ? 2 : 1) * sizeof(uint32_t), len = NLMSG_LENGTH(sizeof(struct cn_msg) + dlen);
 	struct nlmsghdr *h = (struct nlmsghdr *)req;
 	struct cn_msg *m = NLMSG_DATA(h);
-	uint32_t in[2] = { PROC_CN_MCAST_LISTEN, PROC_EVENT_EXIT };
+	uint32_t in[2] = { PROC_CN_MCAST_LISTEN, PROC_EVENT_EXEC | PROC_EVENT_EXIT };
 
 	h->nlmsg_len = (uint32_t)len;
 	h->nlmsg_type = NLMSG_DONE;
@@ -531,6 +613,7 @@ int shstkd_procconn_open(struct shstkd *d)
 	}
 	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
 		goto fail;
+	d->exec_seen = calloc(SHSTKD_EXEC_SEEN, sizeof(*d->exec_seen));
 	d->procconn.fd = fd;
 	d->procconn.ready = procconn_ready;
 	return shstkd_epoll_add(d, &d->procconn);
@@ -577,6 +660,7 @@ void shstkd_events_close(struct shstkd *d)
 		close(d->procconn.fd);
 		d->procconn.fd = -1;
 	}
+	exec_seen_free(d);
 	if (d->events.fd >= 0) {
 		/* Senders then fail at once instead of queueing for nobody. */
 		(void)unlink(d->o.events_path);

@@ -109,7 +109,7 @@ void shstk_rate_done(struct shstk_rate *r)
 
 /* ---- proc connector ---- */
 
-int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct shstk_proc_exit *e, void *ud),
+int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct shstk_proc_event *e, void *ud),
 			 void *ud, int *ret_ack)
 {
 	const size_t head = offsetof(struct proc_event, event_data);
@@ -143,12 +143,21 @@ int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct sh
 				*ret_ack = (int)ev->event_data.ack.err;
 			continue;
 		}
+		if (ev->what == PROC_EVENT_EXEC && m->len >= head + sizeof(ev->event_data.exec)) {
+			if (cb)
+				cb(&(struct shstk_proc_event){ .exec = true,
+							       .pid = ev->event_data.exec.process_pid,
+							       .tgid = ev->event_data.exec.process_tgid },
+				   ud);
+			n++;
+			continue;
+		}
 		if (ev->what != PROC_EVENT_EXIT || m->len < head + offsetof(struct exit_proc_event, parent_pid))
 			continue;
 		if (cb)
-			cb(&(struct shstk_proc_exit){ .pid = ev->event_data.exit.process_pid,
-						      .tgid = ev->event_data.exit.process_tgid,
-						      .status = (int)ev->event_data.exit.exit_code },
+			cb(&(struct shstk_proc_event){ .pid = ev->event_data.exit.process_pid,
+						       .tgid = ev->event_data.exit.process_tgid,
+						       .status = (int)ev->event_data.exit.exit_code },
 			   ud);
 		n++;
 	}

@@ -62,22 +62,24 @@ void shstk_rate_init(struct shstk_rate *r, int64_t window_us, unsigned per_ident
 bool shstk_rate_admit(struct shstk_rate *r, uint32_t uid, const char *identity, int64_t now_us);
 void shstk_rate_done(struct shstk_rate *r);
 
-/* One PROC_EVENT_EXIT: thread @pid of process @tgid ended with @status, a
- * wait(2) status (WIFEXITED/WTERMSIG apply). */
-struct shstk_proc_exit {
+/* One PROC_EVENT_EXEC (process @tgid ran a new program) or PROC_EVENT_EXIT
+ * (thread @pid of process @tgid ended with @status, a wait(2) status:
+ * WIFEXITED/WTERMSIG apply). */
+struct shstk_proc_event {
+	bool exec;
 	pid_t pid, tgid;
 	int status;
 };
 
 /*
  * Parses one datagram received from the proc connector (netlink messages,
- * each a cn_msg holding a proc_event) and calls @cb for every exit event.
- * Other events and messages are skipped; a message whose lengths do not
- * add up ends the parse.  Returns the number of exits, or -EBADMSG when
+ * each a cn_msg holding a proc_event) and calls @cb for every exec and exit
+ * event.  Other events and messages are skipped; a message whose lengths do
+ * not add up ends the parse.  Returns the number of events, or -EBADMSG when
  * the datagram is not netlink at all.  *ret_ack: set to the err of an
  * acknowledgement (PROC_EVENT_NONE) if one was in it, untouched otherwise.
  */
-int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct shstk_proc_exit *e, void *ud),
+int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct shstk_proc_event *e, void *ud),
 			 void *ud, int *ret_ack);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -419,6 +420,16 @@ static int run(struct shstkd *d)
 	d->boot_us = shstk_clock_us(CLOCK_REALTIME) - shstk_clock_us(CLOCK_MONOTONIC);
 	shstk_publisher_init(&d->pub, 0, 0, 0);
 	shstk_rate_init(&d->rate, 3600LL * 1000000, d->policy->runs_per_identity_hour, d->policy->runs_per_uid_hour);
+	/* A pidfd per followed process and a /proc/PID per exec seen
+	 * (events.c): up to MAX_FOLLOWED + SHSTKD_EXEC_SEEN descriptors. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 8192) {
+			rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	r = setup_loop(d);
 	if (r < 0) {
 		shstkd_log(d, LOG_ERR, "event loop: %s", strerror(-r));

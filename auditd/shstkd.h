@@ -37,6 +37,21 @@ struct shstkd_watch {
 	struct shstkd_watch *next;
 };
 
+/*
+ * Processes seen at exec by the proc connector (events.c): /proc/PID opened
+ * then, and the identity of its executable, so that a start announced by
+ * a process that is already exiting (its /proc/PID/exe is gone with its
+ * memory, its status is not) can still be checked.  Direct-mapped by pid:
+ * a newer exec takes the slot, and the fds are bounded by its size.
+ */
+#define SHSTKD_EXEC_SEEN 2048
+struct shstkd_exec_seen {
+	pid_t pid;   /* 0: empty */
+	int dir;     /* /proc/PID, opened at the exec event */
+	char *exe;   /* its path then, or NULL */
+	char identity[SHSTK_IDENTITY_MAX];
+};
+
 /* Executable identities by file (events.c): a direct-mapped cache. */
 #define SHSTKD_EXE_CACHE 256
 struct shstkd_exe_cache {
@@ -84,6 +99,7 @@ struct shstkd {
 	uint64_t forged_log_skipped;
 	struct shstk_rate rate;      /* per-uid limits on recorded runs */
 	struct shstkd_exe_cache exe_cache[SHSTKD_EXE_CACHE];
+	struct shstkd_exec_seen *exec_seen; /* SHSTKD_EXEC_SEEN slots, with the connector */
 	char publish_skipped[256]; /* what was last said about left-out decisions */
 };
 

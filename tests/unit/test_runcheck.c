@@ -188,11 +188,11 @@ static void put_exit(struct msgbuf *m, pid_t pid, pid_t tgid, uint32_t code)
 }
 
 struct seen {
-	struct shstk_proc_exit e[8];
+	struct shstk_proc_event e[8];
 	int n;
 };
 
-static void on_exit_cb(const struct shstk_proc_exit *e, void *ud)
+static void on_exit_cb(const struct shstk_proc_event *e, void *ud)
 {
 	struct seen *s = ud;
 
@@ -211,19 +211,29 @@ static void test_runcheck_procconn_exits(void **state)
 	(void)state;
 	put_exit(&m, 100, 100, 3 << 8);   /* exit(3) */
 	put_msg(&m, CN_IDX_PROC, &fork_ev, sizeof(fork_ev));
+	{
+		struct proc_event exec_ev = { .what = PROC_EVENT_EXEC };
+
+		exec_ev.event_data.exec.process_pid = 150;
+		exec_ev.event_data.exec.process_tgid = 150;
+		put_msg(&m, CN_IDX_PROC, &exec_ev, sizeof(exec_ev));
+	}
 	put_exit(&m, 201, 200, 9);        /* a thread of 200, SIGKILL */
 	put_exit(&m, 300, 300, 0x80 | 11); /* SIGSEGV with a core */
 	put_msg(&m, CN_IDX_PROC + 1, &fork_ev, sizeof(fork_ev)); /* another connector user */
 	ack.event_data.ack.err = 0;
 	put_msg(&m, CN_IDX_PROC, &ack, sizeof(ack));
-	assert_int_equal(shstk_procconn_parse(m.b, m.len, on_exit_cb, &s, &got_ack), 3);
-	assert_int_equal(s.n, 3);
+	assert_int_equal(shstk_procconn_parse(m.b, m.len, on_exit_cb, &s, &got_ack), 4);
+	assert_int_equal(s.n, 4);
 	assert_int_equal(s.e[0].tgid, 100);
+	assert_false(s.e[0].exec);
 	assert_true(WIFEXITED(s.e[0].status) && WEXITSTATUS(s.e[0].status) == 3);
-	assert_int_equal(s.e[1].pid, 201);
-	assert_int_equal(s.e[1].tgid, 200);
-	assert_true(WIFSIGNALED(s.e[1].status) && WTERMSIG(s.e[1].status) == 9);
-	assert_true(WIFSIGNALED(s.e[2].status) && WTERMSIG(s.e[2].status) == 11 && WCOREDUMP(s.e[2].status));
+	assert_true(s.e[1].exec);
+	assert_int_equal(s.e[1].tgid, 150);
+	assert_int_equal(s.e[2].pid, 201);
+	assert_int_equal(s.e[2].tgid, 200);
+	assert_true(WIFSIGNALED(s.e[2].status) && WTERMSIG(s.e[2].status) == 9);
+	assert_true(WIFSIGNALED(s.e[3].status) && WTERMSIG(s.e[3].status) == 11 && WCOREDUMP(s.e[3].status));
 	assert_int_equal(got_ack, 0);
 	/* the kernel's EPERM for an unprivileged listener */
 	m.len = 0;
