@@ -31,6 +31,8 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -58,16 +60,17 @@ static const char *decision_str(uint8_t v)
 	return v == SHSTK_DECISION_ENFORCE ? "enforce" : v == SHSTK_DECISION_AUDIT ? "audit" : "off";
 }
 
-/* The zombie's wait status, when its parent has not reaped it yet. */
-static int exit_status_of(pid_t pid, int *ret)
+/* The zombie's wait status, when its parent has not reaped it yet: read
+ * through @dir (/proc/PID as opened when the run began), so that a pid
+ * reused since cannot answer for it. */
+static int exit_status_of(int dir, int *ret)
 {
-	char path[64], buf[2048], *p;
+	char buf[2048], *p;
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	int field = 2, status;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dir >= 0 ? openat(dir, "stat", O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0)
 		return -ENOENT;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -94,19 +97,44 @@ static void unfollow(struct shstkd *d, struct shstkd_watch *w)
 			break;
 		}
 	close(w->fd);
+	if (w->dir >= 0)
+		close(w->dir);
 	free(w);
 	d->n_pidfds--;
 }
 
-/* Records the end of the run @w follows and re-decides its binary. */
+/*
+ * Records the end of the run @w follows and re-decides its binary.  The
+ * exit status counts only from the kernel: the connector's exit event (if
+ * none was lost while the run was followed: the last thread's event is the
+ * process's), else the zombie's stat.
+ */
 static void end_run(struct shstkd *d, const struct shstkd_watch *w)
 {
 	bool changed = false;
 	int status, r;
+	bool known = w->have_exit && d->n_exit_lost == w->exit_lost0 && !w->execd;
 
-	if (w->have_exit || exit_status_of(w->pid, &status) == 0) {
-		if (w->have_exit)
-			status = w->exit_status;
+	/* In audit mode the shadow stack is not locked: a process may turn it
+	 * off after we looked.  What the zombie's status shows, if it is not
+	 * reaped yet, corrects the run (a reaped one cannot be asked). */
+	if (w->shstk_on && w->dir >= 0) {
+		_cleanup_close_ int stfd = openat(w->dir, "status", O_RDONLY | O_CLOEXEC);
+		struct shstk_proc_status st;
+
+		if (stfd >= 0 && shstk_proc_status_read_fd(stfd, &st) == 0 && st.has_features &&
+		    strcmp(shstk_proc_status_applied(&st), "off") == 0) {
+			d->n_disabled++;
+			(void)shstk_db_run_set_applied(d->db, w->run, "disabled");
+		}
+	}
+	if (w->execd)
+		known = false; /* ended by an exec no announcement followed */
+	else if (known)
+		status = w->exit_status;
+	else
+		known = exit_status_of(w->dir, &status) == 0;
+	if (known) {
 		r = shstk_record_run_end(d->db, w->run, shstk_clock_us(CLOCK_REALTIME),
 					 WIFEXITED(status) ? WEXITSTATUS(status) : 0,
 					 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -135,69 +163,62 @@ static void pidfd_ready(struct shstkd *d, struct shstkd_watch *w)
 	unfollow(d, w);
 }
 
-/* Follows @pid (whose pidfd is @fd, taken over) to its end. */
-static void follow(struct shstkd *d, int fd, pid_t pid, int64_t run, const char *identity)
+/* Processes followed per uid: one user's long-lived processes must not
+ * take every slot (MAX_FOLLOWED) from the others. */
+#define MAX_FOLLOWED_PER_UID 256
+
+/* Follows @pid (its pidfd @fd and /proc/PID @dir, both taken over) to its
+ * end.  false (and nothing kept) when over a limit. */
+static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, bool shstk_on, int64_t run,
+		   const char *identity)
 {
 	struct shstkd_watch *w;
+	unsigned of_uid = 0;
 
-	for (w = d->pidfds; w; w = w->next)
+	for (w = d->pidfds; w; w = w->next) {
 		if (w->pid == pid) {
-			w->run = run; /* exec: the old run was superseded */
+			/* The process exec'd and announced its new image:
+			 * the old run was superseded, the new one starts
+			 * with no exit seen. */
+			w->run = run;
+			w->uid = uid;
+			w->shstk_on = shstk_on;
+			w->execd = false;
+			w->have_exit = false;
+			w->exit_lost0 = d->n_exit_lost;
 			snprintf(w->identity, sizeof(w->identity), "%s", identity);
 			close(fd);
-			return;
+			close(dir);
+			return true;
 		}
-	if (d->n_pidfds >= MAX_FOLLOWED) {
-		close(fd);
-		return;
+		of_uid += w->uid == uid;
 	}
+	if (d->n_pidfds >= MAX_FOLLOWED || of_uid >= MAX_FOLLOWED_PER_UID)
+		goto drop;
 	w = calloc(1, sizeof(*w));
-	if (!w) {
-		close(fd);
-		return;
-	}
+	if (!w)
+		goto drop;
 	w->fd = fd;
+	w->dir = dir;
 	w->pid = pid;
+	w->uid = uid;
+	w->shstk_on = shstk_on;
 	w->run = run;
+	w->exit_lost0 = d->n_exit_lost;
 	snprintf(w->identity, sizeof(w->identity), "%s", identity);
 	w->ready = pidfd_ready;
 	if (shstkd_epoll_add(d, w) < 0) {
-		close(fd);
 		free(w);
-		return;
+		goto drop;
 	}
 	w->next = d->pidfds;
 	d->pidfds = w;
 	d->n_pidfds++;
-}
-
-/* The identity of the executable @exefd: cached by file, as parsing a large
- * ELF file at every start of it would cost more than the start itself. */
-static int exe_identity(struct shstkd *d, int exefd, const char *path, char *buf, size_t size)
-{
-	struct stat st;
-	struct shstkd_exe_cache *c;
-	uint64_t h;
-	int r;
-
-	if (fstat(exefd, &st) < 0)
-		return negerrno();
-	h = (uint64_t)st.st_dev * 0x9e3779b97f4a7c15u ^ (uint64_t)st.st_ino * 0xc2b2ae3d27d4eb4fu;
-	c = &d->exe_cache[h % SHSTKD_EXE_CACHE];
-	/* ctime too: a file rewritten in place keeps its inode. */
-	if (c->identity[0] && c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size &&
-	    c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec &&
-	    c->ctime.tv_sec == st.st_ctim.tv_sec && c->ctime.tv_nsec == st.st_ctim.tv_nsec) {
-		snprintf(buf, size, "%s", c->identity);
-		return 0;
-	}
-	r = shstk_db_identity_fd(exefd, path, buf, size);
-	if (r < 0)
-		return r;
-	*c = (struct shstkd_exe_cache){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
-					.mtime = st.st_mtim, .ctime = st.st_ctim };
-	snprintf(c->identity, sizeof(c->identity), "%s", buf);
-	return 0;
+	return true;
+drop:
+	close(fd);
+	close(dir);
+	return false;
 }
 
 /* The slot of @pid in the exec table, if the connector saw it exec. */
@@ -212,25 +233,69 @@ static struct shstkd_exec_seen *exec_seen_of(struct shstkd *d, pid_t pid)
 }
 
 /*
- * Reads what the kernel says about process @pid into @k, @exe (its path)
- * and *ret_pidfd.  -ESRCH (or another -errno) when the process is gone or
- * cannot be read: nothing can be said about it then.
+ * The uid a run belongs to: the real uid, or, for a process in a user
+ * namespace, the uid of the user who created the outermost namespace below
+ * ours.  Subordinate uids (/etc/subuid gives each user 65 536 of them) are
+ * that user's, not 65 536 other users.  -errno if it cannot be told.
+ */
+static int64_t owner_uid(struct shstkd *d, int dir, int64_t uid)
+{
+	_cleanup_close_ int ns = openat(dir, "ns/user", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uid_t owner;
+
+	if (ns < 0 || fstat(ns, &st) < 0)
+		return -ESRCH;
+	if (st.st_dev == d->userns_dev && st.st_ino == d->userns_ino)
+		return uid;
+	for (;;) {
+		int parent = ioctl(ns, NS_GET_PARENT);
+		struct stat pst;
+
+		if (parent < 0)
+			return -EPERM;
+		if (fstat(parent, &pst) < 0) {
+			close(parent);
+			return -EPERM;
+		}
+		if (pst.st_dev == d->userns_dev && pst.st_ino == d->userns_ino) {
+			close(parent);
+			break; /* @ns is the outermost below ours */
+		}
+		close(ns);
+		ns = parent;
+	}
+	if (ioctl(ns, NS_GET_OWNER_UID, &owner) < 0)
+		return -EPERM;
+	return owner;
+}
+
+/*
+ * Reads what the kernel says about process @pid into @k, @exe (its path),
+ * *ret_pidfd and *ret_dir.  -ESRCH (or another -errno) when the process is
+ * gone or cannot be read: nothing can be said about it then; -ENOENT when
+ * its executable is no scanned object (k->identity is then "").
  */
 static int kernel_run(struct shstkd *d, pid_t pid, struct shstk_kernel_run *k, char *exe, size_t exelen,
-		      int *ret_pidfd)
+		      int *ret_pidfd, int *ret_dir)
 {
-	_cleanup_close_ int own_dir = -1, pidfd = -1, exefd = -1, stfd = -1;
-	struct shstkd_exec_seen *seen = exec_seen_of(d, pid);
+	_cleanup_close_ int dir = -1, pidfd = -1, exefd = -1, stfd = -1;
+	struct shstkd_exec_seen *seen;
 	struct shstk_proc_status st;
+	struct stat xst;
 	char path[64];
 	ssize_t n;
-	int dir, r;
+	int64_t uid;
+	int r;
 
+	/* The exec events first: which /proc/PID answers for this pid. */
+	if (d->procconn.fd >= 0)
+		d->procconn.ready(d, &d->procconn);
+	seen = exec_seen_of(d, pid);
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	own_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* Opened at its exec, if the connector told us: it answers for the
 	 * process that exec'd, even once its memory (and exe) is gone. */
-	dir = seen ? seen->dir : own_dir;
+	dir = seen ? fcntl(seen->dir, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return -ESRCH;
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -239,41 +304,55 @@ static int kernel_run(struct shstkd *d, pid_t pid, struct shstk_kernel_run *k, c
 	/* From here on every read goes through @dir: it answers for the
 	 * process it was opened on or not at all. */
 	stfd = openat(dir, "status", O_RDONLY | O_CLOEXEC);
-	if (stfd < 0 && seen && own_dir >= 0) {
+	if (stfd < 0 && seen) {
 		/* A slot left by an earlier process of this pid (its exec
-		 * event not read yet): the process as it is now, then. */
+		 * event not read yet, or lost): the process as it is now. */
+		close(dir);
 		seen = NULL;
-		dir = own_dir;
-		stfd = openat(dir, "status", O_RDONLY | O_CLOEXEC);
+		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		stfd = dir >= 0 ? openat(dir, "status", O_RDONLY | O_CLOEXEC) : -1;
 	}
 	if (stfd < 0)
 		return -ESRCH;
-	if (!seen) {
-		exefd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
-		if (exefd < 0)
-			return errno == EACCES ? -EACCES : -ESRCH;
+	/* The image it runs now; the one seen at exec if that is gone (the
+	 * process is exiting: its exe goes with its memory). */
+	exefd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
+	if (exefd >= 0) {
 		n = readlinkat(dir, "exe", exe, exelen - 1);
 		exe[n > 0 ? n : 0] = 0;
-	} else {
-		snprintf(exe, exelen, "%s", seen->exe ? seen->exe : "");
+	} else if (seen) {
+		exefd = fcntl(seen->exe, F_DUPFD_CLOEXEC, 3);
+		snprintf(exe, exelen, "%s", seen->path ? seen->path : "");
 	}
+	if (exefd < 0 || fstat(exefd, &xst) < 0)
+		return -ESRCH;
 	r = shstk_proc_status_read_fd(stfd, &st);
 	if (r < 0)
 		return r;
 	if (st.uid < 0)
 		return -EBADMSG;
-	if (seen)
-		snprintf(k->identity, sizeof(k->identity), "%s", seen->identity);
-	else if ((r = exe_identity(d, exefd, exe, k->identity, sizeof(k->identity))) < 0)
-		return r;
-	k->uid = (uint32_t)st.uid;
+	uid = owner_uid(d, dir, st.uid);
+	if (uid < 0)
+		return (int)uid;
+	k->uid = (uint32_t)uid;
 	k->applied = shstk_proc_status_applied(&st);
 	k->locked = shstk_proc_status_locked(&st);
 	*ret_pidfd = TAKE_FD(pidfd);
-	return 0;
+	*ret_dir = TAKE_FD(dir);
+	/* Which scanned object the file is, by the file (a build-id written in
+	 * it proves nothing). */
+	r = shstk_db_scanned_identity(d->db, &xst, k->identity, sizeof(k->identity));
+	if (r > 0)
+		return 0;
+	k->identity[0] = '\0';
+	close(*ret_pidfd);
+	close(*ret_dir);
+	return r < 0 ? r : -ENOENT;
 }
 
-/* The connector saw @pid exec: look at it now, while it surely lives. */
+/* The connector saw @pid exec: open /proc/PID and its executable now, while
+ * it surely lives.  Nothing else: the identity is looked up only when a
+ * start is announced. */
 static void exec_seen_add(struct shstkd *d, pid_t pid)
 {
 	struct shstkd_exec_seen *e;
@@ -286,7 +365,8 @@ static void exec_seen_add(struct shstkd *d, pid_t pid)
 	e = &d->exec_seen[(unsigned)pid % SHSTKD_EXEC_SEEN];
 	if (e->pid) {
 		close(e->dir);
-		free(e->exe);
+		close(e->exe);
+		free(e->path);
 		*e = (struct shstkd_exec_seen){ 0 };
 	}
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
@@ -298,22 +378,28 @@ static void exec_seen_add(struct shstkd *d, pid_t pid)
 		return;
 	n = readlinkat(dir, "exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
-	if (exe_identity(d, exefd, exe, e->identity, sizeof(e->identity)) < 0)
-		return;
-	e->exe = n > 0 ? strdup(exe) : NULL;
+	e->path = n > 0 ? strdup(exe) : NULL;
 	e->dir = TAKE_FD(dir);
+	e->exe = TAKE_FD(exefd);
 	e->pid = pid;
 }
 
-static void exec_seen_free(struct shstkd *d)
+static void exec_seen_clear(struct shstkd *d)
 {
 	if (!d->exec_seen)
 		return;
 	for (size_t i = 0; i < SHSTKD_EXEC_SEEN; i++)
 		if (d->exec_seen[i].pid) {
 			close(d->exec_seen[i].dir);
-			free(d->exec_seen[i].exe);
+			close(d->exec_seen[i].exe);
+			free(d->exec_seen[i].path);
+			d->exec_seen[i] = (struct shstkd_exec_seen){ 0 };
 		}
+}
+
+static void exec_seen_free(struct shstkd *d)
+{
+	exec_seen_clear(d);
 	free(d->exec_seen);
 	d->exec_seen = NULL;
 }
@@ -338,20 +424,35 @@ static void log_forged(struct shstkd *d, const struct ucred *cred, const char *w
 	}
 	shstkd_log(d, LOG_WARNING,
 		   "forged start datagram from uid %u pid %d: it claims %s, the kernel says %s (%s, mode %s): not recorded",
-		   (unsigned)cred->uid, (int)cred->pid, claimed, what, k->identity, k->applied);
+		   (unsigned)cred->uid, (int)cred->pid, claimed, what, k->identity[0] ? k->identity : "an unscanned file",
+		   k->applied);
 }
 
 /* A start the kernel vouched for, waiting to be recorded. */
 struct verified_start {
 	struct shstk_kernel_run k;
 	pid_t pid;
-	int pidfd;
+	int pidfd, dir;
 	int64_t time_us;
 	const char *requested, *enabled_by;
 	bool unsupported;
 	int error;
 	char exe[4096];
 };
+
+/* Does @identity name a scanned object? */
+static int count_cb(const struct shstk_db_identity_object *o, void *ud)
+{
+	(*(unsigned *)ud)++;
+	return 0;
+}
+
+static bool is_scanned(struct shstkd *d, const char *identity)
+{
+	unsigned n = 0;
+
+	return shstk_db_identity_objects(d->db, identity, count_cb, &n) >= 0 && n > 0;
+}
 
 /*
  * Looks at the sender of @ev at once, before anything slower (a database
@@ -365,14 +466,30 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 	char claimed[SHSTK_IDENTITY_MAX], what[32];
 	const char *bad;
 	int64_t now = shstk_clock_us(CLOCK_REALTIME);
+	int r;
 
 	if (shstk_identity_from_key(&ev->key, claimed, sizeof(claimed)) < 0)
 		return false; /* no identity: nothing to count it for */
-	/* The cheap limit first: a flood costs one look-up per datagram. */
-	if (!shstk_rate_admit(&d->rate, cred->uid, claimed, now))
+	/* The cheap limit first, on the sender's uid alone (no key per claimed
+	 * identity: claims cost nothing to make up): a flood costs a look-up
+	 * per datagram. */
+	if (!shstk_rate_admit(&d->rate_sender, cred->uid, NULL, now))
 		return false;
-	*v = (struct verified_start){ .pid = cred->pid, .pidfd = -1, .time_us = now, .error = ev->err };
-	if (kernel_run(d, cred->pid, &v->k, v->exe, sizeof(v->exe), &v->pidfd) < 0) {
+	*v = (struct verified_start){ .pid = cred->pid, .pidfd = -1, .dir = -1, .time_us = now, .error = ev->err };
+	r = kernel_run(d, cred->pid, &v->k, v->exe, sizeof(v->exe), &v->pidfd, &v->dir);
+	if (r == -ENOENT) {
+		/* Not a scanned file.  Claiming a scanned object's identity
+		 * from it is a forgery; any other claim names nothing that
+		 * could be decided. */
+		if (is_scanned(d, claimed)) {
+			d->n_forged++;
+			log_forged(d, cred, "another identity", claimed, &v->k);
+		} else {
+			d->n_unscanned++;
+		}
+		return false;
+	}
+	if (r < 0) {
 		/* Gone before we looked (true(1) can be quicker than a busy
 		 * daemon): no kernel word about it, so no run. */
 		d->n_unverified++;
@@ -383,9 +500,12 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 		d->n_forged++;
 		snprintf(what, sizeof(what), "another %s", bad);
 		log_forged(d, cred, what, claimed, &v->k);
-		close(v->pidfd);
-		return false;
+		goto drop;
 	}
+	/* The limits on what is recorded, per user (the namespace owner) and
+	 * binary the kernel named. */
+	if (!shstk_rate_admit(&d->rate, v->k.uid, v->k.identity, now))
+		goto drop;
 	/* Where its code is mapped (maps.c), before it can exit, unless the
 	 * kernel's records name it (a read of /proc/PID/maps saved). */
 	if (!d->kernel_names_objects && strcmp(v->k.applied, "off") != 0)
@@ -399,6 +519,10 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 			: ev->enabled_by == SHSTK_PL_BY_LIBC  ? "libc"
 							      : NULL;
 	return true;
+drop:
+	close(v->pidfd);
+	close(v->dir);
+	return false;
 }
 
 static void record_start(struct shstkd *d, struct verified_start *v)
@@ -425,29 +549,36 @@ static void record_start(struct shstkd *d, struct verified_start *v)
 	if (r < 0) {
 		shstkd_log(d, LOG_WARNING, "pid %d: cannot record its run: %s", (int)v->pid, strerror(-r));
 		close(v->pidfd);
+		close(v->dir);
 		return;
 	}
 	d->n_runs++;
-	follow(d, v->pidfd, v->pid, run, v->k.identity);
+	if (!follow(d, v->pidfd, v->dir, v->pid, v->k.uid, strcmp(v->k.applied, "off") != 0, run, v->k.identity)) {
+		/* Not followed: its end will not be seen, and it is no evidence. */
+		d->n_end_unknown++;
+		(void)shstk_db_run_end(d->db, run, shstk_clock_us(CLOCK_REALTIME), false, 0, 0);
+	}
 }
 
 /* Starts looked at before the first is recorded: one commit for them all. */
 #define START_BATCH 32
+/* Datagrams read per wake-up, whatever becomes of them: then the other
+ * watchers (violations, the connector, the watchdog) get their turn, and a
+ * flood cannot keep the daemon here (epoll is level-triggered: it comes
+ * back). */
+#define EVENTS_PER_WAKEUP 256
 
 static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 {
 	static struct verified_start batch[START_BATCH];
+	unsigned budget = EVENTS_PER_WAKEUP;
 	bool more = true;
 
-	while (more) {
+	while (more && budget) {
 		size_t n_batch = 0;
 		bool own;
 
-		/* The exec events first: they tell which /proc/PID to trust. */
-		if (d->procconn.fd >= 0)
-			d->procconn.ready(d, &d->procconn);
-
-		while (n_batch < START_BATCH) {
+		while (n_batch < START_BATCH && budget) {
 			uint8_t buf[SHSTK_EV_MAX + 1];
 			union {
 				struct cmsghdr h;
@@ -470,6 +601,7 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 				more = false;
 				break;
 			}
+			budget--;
 			for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
 				    c->cmsg_len == CMSG_LEN(sizeof(struct ucred)))
@@ -503,6 +635,11 @@ static void procconn_event(const struct shstk_proc_event *e, void *ud)
 
 	if (e->exec) {
 		exec_seen_add(d, e->tgid);
+		/* A followed process ran another program: its run ended there
+		 * (a new announcement starts the next one). */
+		for (struct shstkd_watch *w = d->pidfds; w; w = w->next)
+			if (w->pid == e->tgid)
+				w->execd = true;
 		return;
 	}
 	for (struct shstkd_watch *w = d->pidfds; w; w = w->next)
@@ -525,8 +662,10 @@ static void procconn_ready(struct shstkd *d, struct shstkd_watch *w)
 			if (errno == EINTR)
 				continue;
 			if (errno == ENOBUFS) {
-				/* Exits were lost: their runs end unknown. */
+				/* Events were lost: the runs followed then end
+				 * unknown, and an exec slot may be stale. */
 				d->n_exit_lost++;
+				exec_seen_clear(d);
 				continue;
 			}
 			if (errno != EAGAIN)
@@ -573,14 +712,17 @@ static int procconn_ack(int fd, int ms)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int64_t left = end - shstk_clock_us(CLOCK_MONOTONIC);
 		int ack = -1;
+		struct sockaddr_nl from;
+		socklen_t fl = sizeof(from);
 		ssize_t n;
 
 		if (left <= 0)
 			return -ETIMEDOUT;
 		if (poll(&p, 1, (int)(left / 1000) + 1) < 0 && errno != EINTR)
 			return negerrno();
-		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0)
+		n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		/* Only the kernel (port 0) acknowledges: anyone may send to our port. */
+		if (n < 0 || fl != sizeof(from) || from.nl_pid != 0)
 			continue;
 		(void)shstk_procconn_parse(buf, (size_t)n, NULL, NULL, &ack);
 		if (ack >= 0)

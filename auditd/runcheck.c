@@ -48,6 +48,7 @@ void shstk_rate_init(struct shstk_rate *r, int64_t window_us, unsigned per_ident
 /* The keys are the values' own first bytes: one allocation per entry. */
 struct rate_entry {
 	uint64_t count;
+	unsigned keys; /* a uid's entry: how many identities it has this window */
 	char key[];
 };
 
@@ -58,12 +59,13 @@ static void rate_reset(struct shstk_rate *r)
 	shstk_hmap_done(&r->keys);
 }
 
-/* The counter under @key, created at 0; NULL when the window is full. */
-static struct rate_entry *rate_counter(struct shstk_rate *r, const char *key)
+/* The counter under @key, created at 0 (*ret_new); NULL when the window is full. */
+static struct rate_entry *rate_counter(struct shstk_rate *r, const char *key, bool *ret_new)
 {
 	size_t n = strlen(key);
 	struct rate_entry *e = shstk_hmap_get(&r->keys, key, n);
 
+	*ret_new = false;
 	if (e)
 		return e;
 	if (r->keys.n >= SHSTK_RATE_MAX_KEYS)
@@ -76,30 +78,47 @@ static struct rate_entry *rate_counter(struct shstk_rate *r, const char *key)
 		free(e);
 		return NULL;
 	}
+	*ret_new = true;
 	return e;
 }
 
 bool shstk_rate_admit(struct shstk_rate *r, uint32_t uid, const char *identity, int64_t now_us)
 {
 	int64_t window = now_us / r->window_us;
-	struct rate_entry *u, *i;
+	struct rate_entry *u, *i = NULL;
 	char key[16 + SHSTK_IDENTITY_MAX];
+	bool fresh;
 
 	if (window != r->window) {
 		rate_reset(r);
 		r->window = window;
 	}
 	snprintf(key, sizeof(key), "%" PRIu32, uid);
-	u = rate_counter(r, key);
-	snprintf(key, sizeof(key), "%" PRIu32 " %s", uid, identity);
-	i = u ? rate_counter(r, key) : NULL;
-	if (!u || !i || (r->per_uid && u->count >= r->per_uid) || (r->per_identity && i->count >= r->per_identity)) {
-		r->dropped++;
-		return false;
+	u = rate_counter(r, key, &fresh);
+	/* The uid's own limit before anything is created for it: a uid over
+	 * its limit cannot fill the table with identities. */
+	if (!u || (r->per_uid && u->count >= r->per_uid))
+		goto drop;
+	if (identity) {
+		snprintf(key, sizeof(key), "%" PRIu32 " %s", uid, identity);
+		i = shstk_hmap_get(&r->keys, key, strlen(key));
+		if (!i) {
+			if (u->keys >= SHSTK_RATE_KEYS_PER_UID)
+				goto drop;
+			i = rate_counter(r, key, &fresh);
+			if (!i)
+				goto drop;
+			u->keys++;
+		}
+		if (r->per_identity && i->count >= r->per_identity)
+			goto drop;
+		i->count++;
 	}
 	u->count++;
-	i->count++;
 	return true;
+drop:
+	r->dropped++;
+	return false;
 }
 
 void shstk_rate_done(struct shstk_rate *r)

@@ -43,11 +43,14 @@ const char *shstk_claims_disagree(const struct shstk_event *ev, const struct shs
 /*
  * Per-uid limits on recorded runs, counted in windows of @window_us (an
  * hour): at most @per_identity runs of one binary and @per_uid runs in
- * all per uid and window (0: unlimited).  Memory is bounded too: past
- * SHSTK_RATE_MAX_KEYS distinct (uid, identity) pairs in one window,
- * every further new pair is refused.
+ * all per uid and window (0: unlimited).  Memory is bounded too: a uid has
+ * at most SHSTK_RATE_KEYS_PER_UID identities in one window, and past
+ * SHSTK_RATE_MAX_KEYS keys in all every further new key is refused; a uid
+ * over its own limit creates nothing, so one uid cannot fill the table for
+ * the others.
  */
 #define SHSTK_RATE_MAX_KEYS 65536
+#define SHSTK_RATE_KEYS_PER_UID 4096
 
 struct shstk_rate {
 	int64_t window_us;
@@ -58,7 +61,8 @@ struct shstk_rate {
 };
 
 void shstk_rate_init(struct shstk_rate *r, int64_t window_us, unsigned per_identity, unsigned per_uid);
-/* true: record it (and count it); false: over a limit (counted in ->dropped). */
+/* true: record it (and count it); false: over a limit (counted in ->dropped).
+ * @identity NULL: the uid's total alone. */
 bool shstk_rate_admit(struct shstk_rate *r, uint32_t uid, const char *identity, int64_t now_us);
 void shstk_rate_done(struct shstk_rate *r);
 

@@ -154,7 +154,7 @@ static void publish_now(struct shstkd *d)
 	sd_notifyf(0,
 		   "STATUS=allowlist generation %" PRIu64 ", %" PRIu64 " violations, %" PRIu64 " runs, %" PRIu64
 		   " forged, %" PRIu64 " unverified, %" PRIu64 " dropped",
-		   gen, d->n_violations, d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped);
+		   gen, d->n_violations, d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped + d->rate_sender.dropped);
 }
 
 static void log_violation(struct shstkd *d, const struct shstk_violation_obs *o, const char *via, int64_t id,
@@ -249,6 +249,7 @@ static void reload_policy(struct shstkd *d)
 	d->policy = p;
 	d->rate.per_identity = p->runs_per_identity_hour;
 	d->rate.per_uid = p->runs_per_uid_hour;
+	d->rate_sender.per_uid = p->runs_per_uid_hour ? 10 * p->runs_per_uid_hour : 0;
 	d->dirty_all = true;
 	shstkd_log(d, LOG_INFO, "policy reloaded (stage %s)", shstk_stage_name(p->stage));
 	shstkd_request_publish(d);
@@ -420,6 +421,18 @@ static int run(struct shstkd *d)
 	d->boot_us = shstk_clock_us(CLOCK_REALTIME) - shstk_clock_us(CLOCK_MONOTONIC);
 	shstk_publisher_init(&d->pub, 0, 0, 0);
 	shstk_rate_init(&d->rate, 3600LL * 1000000, d->policy->runs_per_identity_hour, d->policy->runs_per_uid_hour);
+	/* What a sender may make us look at: ten times what it may record
+	 * (claims that turn out forged or unscanned cost a look each). */
+	shstk_rate_init(&d->rate_sender, 3600LL * 1000000, 0,
+			d->policy->runs_per_uid_hour ? 10 * d->policy->runs_per_uid_hour : 0);
+	{
+		struct stat ns;
+
+		if (stat("/proc/self/ns/user", &ns) == 0) {
+			d->userns_dev = ns.st_dev;
+			d->userns_ino = ns.st_ino;
+		}
+	}
 	/* A pidfd per followed process and a /proc/PID per exec seen
 	 * (events.c): up to MAX_FOLLOWED + SHSTKD_EXEC_SEEN descriptors. */
 	{
@@ -474,9 +487,10 @@ static int run(struct shstkd *d)
 	sd_notify(0, "STOPPING=1");
 	shstkd_log(d, LOG_INFO,
 		   "stopping: %" PRIu64 " runs recorded; start datagrams: %" PRIu64 " forged, %" PRIu64
-		   " of processes gone before they were looked at, %" PRIu64 " over the per-uid limits; %" PRIu64
-		   " run ends not seen, %" PRIu64 " exit-event overruns",
-		   d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped, d->n_end_unknown, d->n_exit_lost);
+		   " of processes gone before they were looked at, %" PRIu64 " over the per-uid limits, %" PRIu64
+		   " of unscanned executables; %" PRIu64 " run ends not seen, %" PRIu64 " event overruns",
+		   d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped + d->rate_sender.dropped, d->n_unscanned,
+		   d->n_end_unknown, d->n_exit_lost);
 	if (d->pub.pending)
 		publish_now(d);
 	if (pidfile)
@@ -628,6 +642,7 @@ int main(int argc, char **argv)
 	r = run(&d);
 	shstkd_events_close(&d);
 	shstk_rate_done(&d.rate);
+	shstk_rate_done(&d.rate_sender);
 	if (d.db)
 		shstk_db_close(d.db);
 	shstk_policy_free(d.policy);

@@ -32,34 +32,29 @@ struct shstkd_watch {
 	pid_t pid;
 	int64_t run;
 	char identity[160];
+	int dir;          /* /proc/PID of the followed process, -1 */
+	uint32_t uid;     /* whose run it is */
 	bool have_exit;   /* the proc connector reported an exit of the process: */
 	int exit_status;  /* the latest one's wait status (the last thread's is the process's) */
+	uint64_t exit_lost0; /* n_exit_lost when following began: a loss since voids the status */
+	bool shstk_on;    /* the run began with a shadow stack (audit or enforce) */
+	bool execd;       /* the process exec'd since: the run ended there, unseen */
 	struct shstkd_watch *next;
 };
 
 /*
- * Processes seen at exec by the proc connector (events.c): /proc/PID opened
- * then, and the identity of its executable, so that a start announced by
- * a process that is already exiting (its /proc/PID/exe is gone with its
- * memory, its status is not) can still be checked.  Direct-mapped by pid:
- * a newer exec takes the slot, and the fds are bounded by its size.
+ * Processes seen at exec by the proc connector (events.c): /proc/PID and its
+ * executable opened then, so that a start announced by a process that is
+ * already exiting (its /proc/PID/exe is gone with its memory, its status is
+ * not) can still be checked.  Direct-mapped by pid: a newer exec takes the
+ * slot, and the fds are bounded by its size.
  */
 #define SHSTKD_EXEC_SEEN 2048
 struct shstkd_exec_seen {
 	pid_t pid;   /* 0: empty */
 	int dir;     /* /proc/PID, opened at the exec event */
-	char *exe;   /* its path then, or NULL */
-	char identity[SHSTK_IDENTITY_MAX];
-};
-
-/* Executable identities by file (events.c): a direct-mapped cache. */
-#define SHSTKD_EXE_CACHE 256
-struct shstkd_exe_cache {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
-	char identity[SHSTK_IDENTITY_MAX]; /* "": empty slot */
+	int exe;     /* its executable, opened then */
+	char *path;  /* the executable's path then, or NULL */
 };
 
 struct shstkd_opts {
@@ -94,11 +89,15 @@ struct shstkd {
 	 * (or unreadable) before it was looked at.  Runs whose exit no
 	 * kernel source reported; exit events the connector lost (ENOBUFS). */
 	uint64_t n_forged, n_unverified, n_end_unknown, n_exit_lost;
+	uint64_t n_unscanned;        /* start datagrams of executables no scan knows */
+	uint64_t n_disabled;         /* runs whose shadow stack was off at their end */
+	dev_t userns_dev;            /* our user namespace: runs in others are their owner's */
+	ino_t userns_ino;
 	int64_t forged_log_t0;
 	unsigned forged_log_n;
 	uint64_t forged_log_skipped;
 	struct shstk_rate rate;      /* per-uid limits on recorded runs */
-	struct shstkd_exe_cache exe_cache[SHSTKD_EXE_CACHE];
+	struct shstk_rate rate_sender; /* per sender uid, on datagrams looked at */
 	struct shstkd_exec_seen *exec_seen; /* SHSTKD_EXEC_SEEN slots, with the connector */
 	char publish_skipped[256]; /* what was last said about left-out decisions */
 };

@@ -244,6 +244,16 @@ const char *shstk_db_identity(const char *build_id_hex, uint64_t dev, uint64_t i
  * it is an ELF file that has one, else its stat identity.  0 or -errno. */
 int shstk_db_identity_fd(int fd, const char *path, char *buf, size_t buflen);
 
+/*
+ * The identity of the scanned object that is the file @st describes, as
+ * the scanner recorded it: same device, inode, size, mtime and ctime (a
+ * file changed since its scan is not that object any more; ctime cannot be
+ * set back).  1 and the identity in @buf, 0 if no scanned object is that
+ * file, -errno.  A build-id read from a file proves nothing (anyone can
+ * link one in); this is how shstkd names what a process runs.
+ */
+int shstk_db_scanned_identity(struct shstk_db *db, const struct stat *st, char *buf, size_t buflen);
+
 /* ---- closures and verdicts ------------------------------------------------ */
 
 /*
@@ -464,6 +474,8 @@ int shstk_db_run_find_open(struct shstk_db *db, int64_t pid, int64_t time_us, in
  * the process exec'd; the new image is a new run. */
 int shstk_db_runs_supersede(struct shstk_db *db, int64_t pid, int64_t time_us);
 int shstk_db_run_add_violation(struct shstk_db *db, int64_t id);
+/* What was in force, corrected (shstkd saw the shadow stack off at the end). */
+int shstk_db_run_set_applied(struct shstk_db *db, int64_t id, const char *applied);
 int shstk_db_run_get(struct shstk_db *db, int64_t id, int (*cb)(const struct shstk_db_run *r, void *ud), void *ud);
 /* Runs of @identity (NULL: all) by start time. */
 int shstk_db_runs_foreach(struct shstk_db *db, const char *identity,

@@ -154,6 +154,19 @@ int shstk_db_runs_supersede(struct shstk_db *db, int64_t pid, int64_t time_us)
 	return db_step_done(db, st);
 }
 
+static const char SQL_RUN_SET_APPLIED[] = "UPDATE runs SET mode_applied = ?2 WHERE id = ?1";
+
+int shstk_db_run_set_applied(struct shstk_db *db, int64_t id, const char *applied)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_RUN_SET_APPLIED, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0 || (r = db_bind_text(db, st, 2, applied)) < 0)
+		return r;
+	return db_step_done(db, st);
+}
+
 int shstk_db_run_add_violation(struct shstk_db *db, int64_t id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;

@@ -148,6 +148,30 @@ int shstk_db_identity_fd(int fd, const char *path, char *buf, size_t buflen)
 	return 0;
 }
 
+static const char SQL_SCANNED_IDENTITY[] =
+	"SELECT identity FROM objects WHERE inode = ?1 AND dev = ?2 AND size = ?3 AND mtime_ns = ?4 AND ctime_ns = ?5 "
+	"AND format = 1 LIMIT 1";
+
+int shstk_db_scanned_identity(struct shstk_db *db, const struct stat *st, char *buf, size_t buflen)
+{
+	_cleanup_reset_ sqlite3_stmt *q = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_SCANNED_IDENTITY, &q);
+	if (r < 0 || (r = db_bind_int64(db, q, 1, (int64_t)st->st_ino)) < 0 ||
+	    (r = db_bind_int64(db, q, 2, (int64_t)st->st_dev)) < 0 || (r = db_bind_int64(db, q, 3, st->st_size)) < 0 ||
+	    (r = db_bind_int64(db, q, 4, (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)) < 0 ||
+	    (r = db_bind_int64(db, q, 5, (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec)) < 0)
+		return r;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	snprintf(buf, buflen, "%s", (const char *)sqlite3_column_text(q, 0));
+	return 1;
+}
+
 void shstk_db_object_fill(struct shstk_db_object *o, const char *path, const struct stat *st, int error,
 			  const char *errmsg, const struct shstk_elf_info *info)
 {

@@ -330,10 +330,15 @@ static const char migration_5[] = "PRAGMA application_id = 1397248852;\n";
  * uid of the process, /proc/sys/kernel/random/boot_id): promotion needs
  * evidence from more than one user and may ask for more than one boot
  * (policies/README.md, "Diverse evidence").  Runs recorded before are left
- * NULL: nobody vouched for them.
+ * NULL: nobody vouched for them, and the preload's runs among them lose
+ * their exit (the start was the datagram's word), so they are no evidence.
+ * shstkd finds the scanned object a running executable is by its file
+ * (objects_file): a build-id in a file proves nothing, anyone can write one.
  */
 static const char migration_6[] = "ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
-				  "ALTER TABLE runs ADD COLUMN boot_id TEXT;\n";
+				  "ALTER TABLE runs ADD COLUMN boot_id TEXT;\n"
+				  "UPDATE runs SET exit_status = NULL, exit_signal = NULL WHERE source = 'preload';\n"
+				  "CREATE INDEX objects_file ON objects(inode, dev);\n";
 
 const char *const db_migrations[] = {
 	migration_1,

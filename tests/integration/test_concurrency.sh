@@ -67,7 +67,7 @@ al="$W/allowlist"
 ev="$W/events"
 unset JOURNAL_STREAM WATCHDOG_USEC WATCHDOG_PID NOTIFY_SOCKET
 shstkd_confine "$W"
-"$ctl" -q --db "$db" scan /usr/bin/true /usr/bin/env >/dev/null || notok "scan for the import"
+"$ctl" -q --db "$db" scan /usr/bin/true /usr/bin/env "$(readlink -f /bin/sh)" >/dev/null || notok "scan for the import"
 printf '[promotion]\nruns-per-identity-hour = 0\nruns-per-uid-hour = 0\n' >"$W/policy.conf"
 $confine "$d" -c "$W/policy.conf" --db "$db" --allowlist "$al" --events-socket "$ev" --no-kmsg --no-audit \
 	>"$W/shstkd.log" 2>&1 &

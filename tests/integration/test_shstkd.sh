@@ -123,6 +123,10 @@ wait_for 10 test -S "$ev" || { echo "FAIL: no event socket $ev"; cat "$w/shstkd.
 # and is not recorded: true(1) may be that quick).
 chmod 711 "$w"
 chmod 644 "$al"
+# shstkd names what a process runs by its file: the scanned object it is.
+send=$SHSTK_BUILDDIR/tests/tools/shstk-event-send
+"$ctl" --quiet --db "$db" scan --no-progress --no-packages "$(readlink -f /bin/sh)" /usr/bin/true "$send" >/dev/null 2>&1 ||
+	{ echo "FAIL: scan for the runs"; fail=1; }
 held_dir="$w/nb"
 hold() { held "$held_dir" "$1" "$2" "$ev" "$al" "$pl"; }
 run_of() { count "select $2 from runs where pid = $1"; }
@@ -157,10 +161,53 @@ else
 	echo "FAIL: nobody's announcement was not recorded"; cat "$w/shstkd.log"; fail=1; kill "$hpid"
 fi
 
+# A user namespace whose uids are 100000-165535 outside (what /etc/subuid
+# gives every user): its processes are the namespace owner's (root made it
+# here), not 65 536 other users' (min-uids, the per-uid limits).
+mkdir "$w/ns"
+chmod 777 "$w/ns"
+mkfifo -m 644 "$w/ns/go"
+python3 - "$w/ns" "$ev" "$al" "$pl" <<'PY' &
+import ctypes, os, sys
+d, sock, al, pl = sys.argv[1:]
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+        os._exit(1)
+    os.write(w, b"x")
+    os.read(r2, 1)
+    os.setgid(0)
+    os.setuid(0)  # uid 0 inside: 100000 outside
+    env = dict(os.environ, SHSTK_EVENTS_SOCKET=sock, SHSTK_ALLOWLIST=al, LD_PRELOAD=pl)
+    os.execve("/bin/sh", ["sh", "-c", 'echo $$ >"$0/pid"; read _ <"$0/go"', d], env)
+os.read(r, 1)
+open("/proc/%d/setgroups" % pid, "w").write("deny")
+open("/proc/%d/uid_map" % pid, "w").write("0 100000 65536")
+open("/proc/%d/gid_map" % pid, "w").write("0 100000 65536")
+os.write(w2, b"x")
+os.waitpid(pid, 0)
+PY
+if wait_for 10 test -s "$w/ns/pid"; then
+	npid_ns=$(cat "$w/ns/pid")
+	kuid=$(sed -n 's/^Uid:\t\([0-9]*\).*/\1/p' "/proc/$npid_ns/status")
+	wait_for 30 at_least "select count(*) from runs where pid = $npid_ns" 1 || true
+	got=$(run_of "$npid_ns" uid)
+	echo >"$w/ns/go"
+	if [ "$kuid" = 100000 ] && [ "$got" = 0 ]; then
+		echo "ok: a process of uid $kuid in root's user namespace is root's run (uid $got)"
+	else
+		echo "FAIL: namespace run: kernel uid '$kuid', recorded uid '$got', want 100000 and 0"; fail=1
+	fi
+else
+	echo "FAIL: no process in a user namespace"; fail=1
+fi
+
 # Forgeries as nobody: another binary's build-id; its own identity with
 # a shadow stack the kernel does not show (this host's processes run
 # without one).  Each sender stays alive until the daemon has judged it.
-send=$SHSTK_BUILDDIR/tests/tools/shstk-event-send
 send_id=build-id:$(readelf -n "$send" | sed -n 's/.*Build ID: //p')
 true_id=build-id:$(readelf -n /usr/bin/true | sed -n 's/.*Build ID: //p')
 runs_before=$(count "select count(*) from runs")
@@ -169,7 +216,8 @@ forge() {
 	chown nobody "$w/nb/f$1"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$send" "$ev" "$2" "$3" <"$w/nb/f$1" >"$w/nb/f$1.out" &
 	exec 7>"$w/nb/f$1"
-	if wait_for 30 grep -q "forged start datagram from uid 65534 pid [0-9]*: it claims $2, the kernel says another $4" \
+	if wait_for 30 grep -qF "it claims $2, the kernel says another $4" "$w/shstkd.log" &&
+		grep -q "forged start datagram from uid 65534 pid [0-9]*: it claims $2, the kernel says another" \
 		"$w/shstkd.log"; then
 		echo "ok: forged $4 ($2 $3) from nobody: counted and logged"
 	else
@@ -179,6 +227,23 @@ forge() {
 }
 forge 1 "$true_id" audit identity
 forge 2 "$send_id" enforce mode
+# A build-id proves nothing: anyone can write one into a file of their own.
+# A copy of the sender whose note says true's build-id claims just that,
+# truthfully as far as its file goes; it is no scanned object.
+need_cmd objcopy binutils
+cp "$send" "$w/nb/fake"
+objcopy -O binary --only-section=.note.gnu.build-id "$w/nb/fake" "$w/nb/note"
+python3 -c 'import sys
+n = bytearray(open(sys.argv[1], "rb").read()); i = bytes.fromhex(sys.argv[2])
+n[len(n) - len(i):] = i; open(sys.argv[1], "wb").write(n)' "$w/nb/note" "${true_id#build-id:}"
+objcopy --update-section .note.gnu.build-id="$w/nb/note" "$w/nb/fake"
+chmod 755 "$w/nb/fake"
+fake_id=build-id:$(readelf -n "$w/nb/fake" | sed -n 's/.*Build ID: //p')
+[ "$fake_id" = "$true_id" ] || { echo "FAIL: the fake's build-id is $fake_id, not $true_id"; fail=1; }
+send_saved=$send
+send=$w/nb/fake
+forge 3 "$true_id" off "identity (an unscanned file"
+send=$send_saved
 if [ "$(count "select count(*) from runs")" = "$runs_before" ] &&
 	[ "$(count "select count(*) from runs where identity = '$true_id'")" = 0 ]; then
 	echo "ok: the forgeries recorded no run"
@@ -207,8 +272,9 @@ mkfifo "$w/nb/flood"
 exec 7>"$w/nb/flood"
 wait_for 30 grep -q "sent 5" "$w/nb/flood.out" || { echo "FAIL: flood not sent"; fail=1; }
 # Datagrams are read in order: once a later announcement is recorded, the
-# daemon has judged all five.
-hold root 0
+# daemon has judged all five.  (nobody's: root has run dash three times
+# this hour already, the limit.)
+hold nobody 0
 wait_for 30 at_least "select count(*) from runs where pid = $hpid" 1 || true
 release "$held_dir"
 exec 7>&-
@@ -233,7 +299,7 @@ wait "$npid" 2>/dev/null || true
 npid=
 grep -q STOPPING=1 "$w/notify.log" || { echo "FAIL: no STOPPING=1"; cat "$w/notify.log"; fail=1; }
 # What the daemon counted, in its last words.
-if grep -q 'start datagrams: 2 forged, [0-9]* of processes gone before they were looked at, 2 over the per-uid limits' \
+if grep -q 'start datagrams: 3 forged, [0-9]* of processes gone before they were looked at, 2 over the per-uid limits' \
 	"$w/shstkd.log"; then
 	echo "ok: $(sed -n 's/.*stopping: //p' "$w/shstkd.log" | head -n 1)"
 else

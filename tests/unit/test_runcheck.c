@@ -133,24 +133,42 @@ static void test_runcheck_rate_limits(void **state)
 	shstk_rate_done(&r);
 }
 
-/* A flood of fresh identities (an attacker can make new files at will)
- * fills at most SHSTK_RATE_MAX_KEYS entries, then is refused. */
+/* A flood of fresh identities (claims cost nothing; files can be made at
+ * will): one uid gets at most SHSTK_RATE_KEYS_PER_UID of them, and the
+ * other uids are not locked out of the table (review of issue 14). */
 static void test_runcheck_rate_memory_bound(void **state)
 {
 	struct shstk_rate r;
 	char id[64];
 	unsigned admitted = 0;
+	size_t keys;
 
 	(void)state;
 	shstk_rate_init(&r, 3600LL * 1000000, 0, 0);
-	for (unsigned i = 0; i < SHSTK_RATE_MAX_KEYS + 100; i++) {
+	for (unsigned i = 0; i < 3 * SHSTK_RATE_KEYS_PER_UID; i++) {
 		snprintf(id, sizeof(id), "file:1:%u:3:4", i);
 		admitted += shstk_rate_admit(&r, 1000, id, 5);
 	}
-	/* one key is the uid's own counter */
-	assert_int_equal(admitted, SHSTK_RATE_MAX_KEYS - 1);
-	assert_int_equal(r.keys.n, SHSTK_RATE_MAX_KEYS);
-	assert_int_equal(r.dropped, 101);
+	assert_int_equal(admitted, SHSTK_RATE_KEYS_PER_UID);
+	assert_int_equal(r.keys.n, SHSTK_RATE_KEYS_PER_UID + 1);
+	assert_int_equal(r.dropped, 2 * SHSTK_RATE_KEYS_PER_UID);
+	/* the others still get in */
+	assert_true(shstk_rate_admit(&r, 0, SSHD, 6));
+	assert_true(shstk_rate_admit(&r, 1001, SSHD, 7));
+	shstk_rate_done(&r);
+
+	/* A uid over its own limit creates nothing more. */
+	shstk_rate_init(&r, 3600LL * 1000000, 0, 5);
+	for (unsigned i = 0; i < 1000; i++) {
+		snprintf(id, sizeof(id), "file:1:%u:3:4", i);
+		(void)shstk_rate_admit(&r, 1000, id, 5);
+	}
+	keys = r.keys.n;
+	assert_int_equal(keys, 1 + 5);
+	/* NULL identity: the uid's total alone, no key per claim */
+	assert_false(shstk_rate_admit(&r, 1000, NULL, 5));
+	assert_true(shstk_rate_admit(&r, 1002, NULL, 5));
+	assert_int_equal(r.keys.n, keys + 1);
 	shstk_rate_done(&r);
 }
 
