@@ -121,6 +121,7 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	struct gate_scan *g = data;
 	struct shstk_pl_obj_info oi;
 	struct shstk_al_entry e = { 0 };
+	struct shstk_al_key key;
 	uint32_t flags;
 	int lookup = 0, v;
 
@@ -128,10 +129,16 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	    !(g->target && info->dlpi_addr == g->target->l_addr && info->dlpi_name == g->target->l_name))
 		return 0;
 	shstk_pl_inspect(info, &oi);
-	if (st->al_mapped && oi.build_id_len)
-		lookup = shstk_allowlist_lookup_buildid(&st->al, oi.build_id, oi.build_id_len, &e);
+	if (oi.build_id_len && shstk_al_key_build_id(&key, oi.build_id, oi.build_id_len) == 0) {
+		struct shstk_allowlist al;
+
+		/* Read again, never kept mapped: see PL_AL_READ_MAX in preload.c. */
+		if (!st->al_path[0] || shstk_pl_allowlist_query(st->al_path, st->al_override, &key, &al, &e,
+								&lookup) < 0)
+			lookup = 0;
+	}
 	v = shstk_pl_dlopen_verdict(true, oi.has_property && (oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK),
-				    lookup, &e, st->al.flags, &flags);
+				    lookup, &e, st->al_flags, &flags);
 	if (v == SHSTK_PL_DL_ALLOW)
 		return 0;
 	report_object(info, &oi, lookup, &e, flags);

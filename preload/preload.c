@@ -52,6 +52,8 @@ static inline __attribute__((always_inline)) long pl_raw_arch_prctl(long op, uns
 #include "apply.h"
 
 struct shstk_pl_state shstk_pl_state;
+/* SHSTK_ALLOWLIST, copied for the dlopen gate (zero pages cost nothing until then). */
+static char pl_al_path_copy[4096];
 uint8_t shstk_pl_gate_active;
 
 #define ENV_POLICY "SHSTK_POLICY="
@@ -204,81 +206,114 @@ static int pl_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /*
- * Allowlists up to this size are read into a buffer in the start-up frame
- * instead of mapped.  mmap(), the page fault on the mapping and munmap()
- * cost about three times one pread() of the same page (measured here: ~12 us
- * against ~4 us in a fresh process), at every exec.  The buffer lives in
- * __libc_start_main's frame, which never returns, so a process that keeps the
- * allowlist for its dlopen gate keeps a valid buffer; 4 KiB of the main
- * thread's stack are the price.  Larger files (a whole distribution's
- * decisions) are mapped, as a lookup reads a few of their pages only.
+ * Allowlists up to this size are read whole with one pread() into a buffer
+ * on the stack; larger ones (a whole distribution's decisions) are read in
+ * the pieces a lookup needs (shstk_allowlist_lookup_read: the steering keys
+ * and two blocks).  Nothing is ever mapped: a mapping that outlives the check
+ * of the file's size raises SIGBUS in the process the moment an administrator
+ * truncates the file in place (issue 17), where a read only comes back short.
+ * mmap(), the page faults and munmap() also cost more than these reads.
  */
 #define PL_AL_READ_MAX 4096
 
-/* The whole file into buf, or -EBADMSG if it is not st_size bytes long now. */
-static int pl_read_all(int fd, uint8_t *buf, size_t size)
+/*
+ * A file the preload may trust: regular, not writable by others, owned by
+ * root (or, for a path from SHSTK_ALLOWLIST, by the user: that file only
+ * decides for the user's own processes, and the variable is ignored in
+ * secure execution).
+ */
+static int pl_al_check(const struct stat *st, bool override)
 {
-	size_t done = 0;
-
-	while (done < size) {
-		long n = pl_pread(fd, buf + done, size - done, (long)done);
-
-		if (n == -EINTR)
-			continue;
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EBADMSG;
-		done += (size_t)n;
-	}
+	if (!S_ISREG(st->st_mode) || st->st_size < SHSTK_AL_HEADER_SIZE)
+		return -EBADMSG;
+	if ((st->st_uid != 0 && !(override && st->st_uid == (uid_t)pl_sys3(SYS_getuid, 0, 0, 0))) ||
+	    (st->st_mode & 022))
+		return -EPERM;
 	return 0;
 }
 
 /*
- * shstk_allowlist_map() with raw system calls (see sys.h), or a read into buf
- * when the file fits.  The default file must belong to root and be writable by
- * nobody else: it decides for setuid programs too.
+ * Opens the allowlist read-only, or -errno.  stat() first: anything but a
+ * regular file is refused without being opened, as open() can block (a FIFO)
+ * or act (a watchdog device starts counting when opened).  O_NONBLOCK covers
+ * a FIFO swapped in between; fstat() then checks the file actually opened.
  */
-static int pl_map_allowlist(const char *override_path, struct shstk_allowlist *al, uint8_t *buf,
-			    size_t bufsize, bool *ret_read)
+static int pl_al_open(const char *path, bool override, uint64_t *ret_size)
 {
-	const char *path = override_path ? override_path : SHSTK_STATEDIR "/allowlist";
-	const void *m;
-	struct stat st;
+	struct stat sb, st;
 	int fd, r;
 
-	*ret_read = false;
-	/* O_NONBLOCK: a FIFO (or a device) at the path must not hang every
-	 * process start until someone writes to it (issue 17); the checks
-	 * below refuse anything but a regular file, where it changes nothing. */
+	r = pl_stat(path, &sb);
+	if (r == 0)
+		r = pl_al_check(&sb, override);
+	if (r < 0)
+		return r;
 	fd = pl_openat(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
 	r = pl_fstat(fd, &st);
-	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_size < SHSTK_AL_HEADER_SIZE ||
-		       (uint64_t)st.st_size > SIZE_MAX / 2))
+	if (r == 0)
+		r = pl_al_check(&st, override);
+	if (r == 0 && (st.st_dev != sb.st_dev || st.st_ino != sb.st_ino))
 		r = -EBADMSG;
-	if (r == 0 && ((st.st_uid != 0 && !(override_path && st.st_uid == (uid_t)pl_sys3(SYS_getuid, 0, 0, 0))) ||
-		       (st.st_mode & 022)))
-		r = -EPERM;
-	if (r == 0 && (size_t)st.st_size <= bufsize) {
-		r = pl_read_all(fd, buf, (size_t)st.st_size);
-		m = buf;
-		*ret_read = true;
+	if (r < 0) {
+		pl_close(fd);
+		return r;
+	}
+	*ret_size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* shstk_al_read_fn over a file descriptor: the bytes read, short only at the end of the file. */
+static long pl_al_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	int fd = *(const int *)ctx;
+	size_t done = 0;
+
+	while (done < len) {
+		long n = pl_pread(fd, (uint8_t *)buf + done, len - done, (long)(off + done));
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (long)done;
+}
+
+int shstk_pl_allowlist_query(const char *path, bool override, const struct shstk_al_key *key,
+			     struct shstk_allowlist *al, struct shstk_al_entry *entry, int *ret_lookup)
+{
+	uint8_t buf[PL_AL_READ_MAX] __attribute__((aligned(8)));
+	uint64_t size;
+	int fd, r;
+
+	*ret_lookup = 0;
+	fd = pl_al_open(path, override, &size);
+	if (fd < 0)
+		return fd;
+	if (size <= sizeof(buf)) {
+		long n = pl_al_pread(&fd, buf, (size_t)size, 0);
+
+		r = n < 0 ? (int)n : (uint64_t)n != size ? -EBADMSG : 0;
+		if (r == 0)
+			r = shstk_allowlist_parse(buf, (size_t)size, 0, al, NULL);
+		if (r == 0 && key)
+			*ret_lookup = shstk_allowlist_lookup(al, key, entry);
+		/* The buffer dies with this frame: nothing may point into it. */
+		al->map = al->table = al->entries = NULL;
 	} else {
-		m = r == 0 ? pl_mmap_ro((size_t)st.st_size, fd) : NULL;
+		r = shstk_allowlist_parse_read(pl_al_pread, &fd, size, al);
+		if (r == 0 && key)
+			*ret_lookup = shstk_allowlist_lookup_read(al, pl_al_pread, &fd, key, entry);
 	}
 	pl_close(fd);
-	if (r < 0)
-		return r;
-	if (pl_mmap_failed(m))
-		return (int)(long)m;
-	r = shstk_allowlist_parse(m, (size_t)st.st_size, 0, al, NULL);
-	if (r < 0) {
-		if (!*ret_read)
-			pl_munmap(m, (size_t)st.st_size);
-		al->map = NULL;
-	}
+	/* A read error or a file cut short under a lookup: as corrupt as a bad block. */
+	if (r == 0 && *ret_lookup < 0 && *ret_lookup != -EINVAL)
+		*ret_lookup = -EBADMSG;
 	return r;
 }
 
@@ -337,13 +372,13 @@ static void pl_set_name(struct shstk_event *ev, const char *name)
 }
 
 /* Everything before acting; a normal function, so it may return. */
-static __attribute__((noinline)) void pl_prepare(char **envp, uint8_t *al_buf, size_t al_bufsize,
-						 struct shstk_pl_plan *plan)
+static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_plan *plan)
 {
 	struct shstk_pl_state *st = &shstk_pl_state;
 	struct shstk_pl_input in = { .override = -1 };
 	struct pl_scan scan = { .all_marked = true };
 	struct shstk_event *ev = &st->start;
+	struct shstk_allowlist al;
 	const char *al_path = NULL;
 	unsigned long features = 0;
 
@@ -351,22 +386,25 @@ static __attribute__((noinline)) void pl_prepare(char **envp, uint8_t *al_buf, s
 	ev->type = SHSTK_EV_START;
 	ev->pid = (uint32_t)pl_getpid();
 	if (!in.disabled) {
-		in.al_state = pl_map_allowlist(al_path, &st->al, al_buf, al_bufsize, &st->al_read);
-		if (in.al_state == 0) {
-			in.al_flags = st->al.flags;
-			ev->generation = st->al.generation;
-		}
 		scan.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
 		dl_iterate_phdr(pl_scan_cb, &scan);
 		in.all_marked = scan.all_marked;
 		in.libc_marked = scan.libc_marked;
 		in.have_identity = pl_identify(&scan, &ev->key);
-		if (in.al_state == 0 && in.have_identity)
-			in.lookup = shstk_allowlist_lookup(&st->al, &ev->key, &in.entry);
+		st->al_path = al_path ? al_path : SHSTK_STATEDIR "/allowlist";
+		st->al_override = al_path != NULL;
+		in.al_state = shstk_pl_allowlist_query(st->al_path, st->al_override,
+						       in.have_identity ? &ev->key : NULL, &al,
+						       &in.entry, &in.lookup);
+		if (in.al_state == 0) {
+			in.al_flags = st->al_flags = al.flags;
+			ev->generation = al.generation;
+		}
 		in.status_ok = pl_raw_arch_prctl(SHSTK_ARCH_SHSTK_STATUS, (unsigned long)&features) == 0;
 		in.status = features;
 	}
 	shstk_pl_decide(&in, plan);
+	st->al_valid = in.al_state == 0 && !(in.have_identity && in.lookup < 0);
 	ev->decision = plan->decision;
 	ev->source = plan->source;
 	ev->listed = plan->listed < 0 ? 0xff : (uint8_t)plan->listed;
@@ -397,14 +435,21 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 				shstk_decision_to_string(ev->applied), ev->enabled_by, ev->err, ev->flags,
 				(unsigned long long)ev->generation);
 	}
-	/* Only a process with a shadow stack gates dlopen and needs the file later. */
-	if ((res->applied != SHSTK_DECISION_OFF || st->gate_test) && st->al.map) {
-		st->al_mapped = true;
+	/*
+	 * Only a process with a shadow stack gates dlopen; the gate reads the
+	 * allowlist again at each dlopen, at the same path, so the path from
+	 * the environment (which the program may overwrite) is copied now.
+	 */
+	if ((res->applied != SHSTK_DECISION_OFF || st->gate_test) && st->al_valid) {
+		if (st->al_override) {
+			size_t n = pl_strnlen(st->al_path, sizeof(pl_al_path_copy));
+
+			pl_al_path_copy[0] = 0;
+			if (n < sizeof(pl_al_path_copy))
+				pl_copy(pl_al_path_copy, st->al_path, n + 1);
+			st->al_path = pl_al_path_copy;
+		}
 		__atomic_store_n(&shstk_pl_gate_active, 1, __ATOMIC_RELEASE);
-	} else if (st->al.map) {
-		if (!st->al_read)
-			pl_munmap(st->al.map, st->al.size);
-		st->al.map = NULL;
 	}
 }
 
@@ -419,8 +464,6 @@ SHSTK_PL_EXPORT int __libc_start_main(pl_main_fn main_fn, int argc, char **argv,
 				      void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
 	pl_lsm_fn real = (pl_lsm_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-	/* Lives as long as the process: this frame never returns (see PL_AL_READ_MAX). */
-	uint8_t al_buf[PL_AL_READ_MAX] __attribute__((aligned(8)));
 	struct shstk_pl_plan plan;
 	struct shstk_pl_result res;
 
@@ -429,7 +472,7 @@ SHSTK_PL_EXPORT int __libc_start_main(pl_main_fn main_fn, int argc, char **argv,
 		for (;;)
 			__asm__ volatile("syscall" : : "a"(231L), "D"(127L) : "rcx", "r11", "memory");
 	}
-	pl_prepare(argc >= 0 ? argv + argc + 1 : NULL, al_buf, sizeof(al_buf), &plan);
+	pl_prepare(argc >= 0 ? argv + argc + 1 : NULL, &plan);
 	/*
 	 * From here on this frame must never return: once a shadow stack is on,
 	 * its return address exists only on the normal stack.

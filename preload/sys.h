@@ -55,25 +55,10 @@ static inline int pl_stat(const char *path, struct stat *st)
 	return (int)pl_sys3(SYS_stat, (long)path, (long)st, 0);
 }
 
-static inline void *pl_mmap_ro(size_t len, int fd)
-{
-	return (void *)pl_sys6(SYS_mmap, 0, (long)len, 1 /* PROT_READ */, 2 /* MAP_PRIVATE */, fd, 0);
-}
-
-static inline bool pl_mmap_failed(const void *p)
-{
-	return (unsigned long)p > -4096ul;
-}
-
 /* The bytes read, or -errno. */
 static inline long pl_pread(int fd, void *buf, size_t len, long off)
 {
 	return pl_sys6(SYS_pread64, fd, (long)buf, (long)len, off, 0, 0);
-}
-
-static inline void pl_munmap(const void *p, size_t len)
-{
-	(void)pl_sys3(SYS_munmap, (long)p, (long)len, 0);
 }
 
 static inline void pl_close(int fd)

@@ -256,6 +256,62 @@ expect_not "gate, vouched for" "$out" 'type=dlopen'
 out=$(gate "$W/missing" "$UNM")
 expect_not "gate, no allowlist" "$out" 'type=dlopen'
 
+# ---- an allowlist truncated in place under running processes (issue 17) ----
+# A process with a shadow stack (forced here with SHSTK_PRELOAD_GATE_TEST)
+# looks the allowlist up again at every dlopen.  An administrator's
+# '> allowlist' or a full disk cuts the file short in place; a mapping of it
+# then raises SIGBUS (exit 135) on the next lookup.  Nothing may be mapped.
+trunc_check() { # DESC DIR: every process exited 0 and loaded the plugin
+	local desc=$1 dir=$2 bad=0 f
+	for f in "$dir"/*.rc; do
+		if [ "$(cat "$f")" != 0 ] || ! grep -q "^ok $MRK value=42" "${f%.rc}.out"; then
+			bad=$((bad + 1))
+			[ $bad -le 3 ] && echo "# $desc: ${f##*/}: exit $(cat "$f"): $(tr '\n' ' ' <"${f%.rc}.out")"
+		fi
+	done
+	[ $bad -eq 0 ] && pass || fail "$desc: $bad of 50 processes failed (exit 135: SIGBUS)"
+}
+al_write "$W/al-big-mrk" "${others[@]}" "audit build-id:$mrk_id" || exit 1
+[ "$(stat -c %s "$W/al-big-mrk")" -gt 4096 ] && pass || fail "al-big-mrk is not larger than the read buffer"
+cp "$W/al-big-mrk" "$W/al-live"
+# 1. Deterministic: all 50 start and wait, the file is cut to nothing, then they dlopen.
+mkdir "$W/trunc1"
+for ((i = 0; i < 50; i++)); do
+	(TP_DLOPEN_WAIT="$W/trunc1/go" SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-live" \
+		SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "$MRK" \
+		>"$W/trunc1/$i.out" 2>&1; echo $? >"$W/trunc1/$i.rc") &
+done
+all_waiting() { [ "$(cat "$W"/trunc1/*.out 2>/dev/null | grep -c '^waiting$')" = 50 ]; }
+wait_for 60 all_waiting || fail "truncation: the 50 processes did not all start"
+: >"$W/al-live"
+touch "$W/trunc1/go"
+wait
+trunc_check "truncated after start" "$W/trunc1"
+# 2. Racing: the file is cut and rewritten in place, over and over, while 50 start and dlopen.
+cp "$W/al-big-mrk" "$W/al-live"
+mkdir "$W/trunc2"
+(while [ ! -e "$W/trunc2/stop" ]; do : >"$W/al-live"; cat "$W/al-big-mrk" >"$W/al-live"; done) &
+cutter=$!
+for ((i = 0; i < 50; i++)); do
+	(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-live" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+		LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "$MRK" "$MRK" "$MRK" \
+		>"$W/trunc2/$i.out" 2>&1; echo $? >"$W/trunc2/$i.rc") &
+done
+for ((i = 0; i < 50; i++)); do wait_for 60 test -s "$W/trunc2/$i.rc" || break; done
+touch "$W/trunc2/stop"
+wait
+trunc_check "truncated while starting" "$W/trunc2"
+# Nothing is mapped at all, not even for a moment.
+out=$(SHSTK_ALLOWLIST="$W/al-big" LD_PRELOAD="$PRELOAD_LIB" strace -qq -e trace=mmap,openat "$PROBE" 2>&1)
+expect "large allowlist, read" "$out" 'source=allowlist'
+n=$(grep -c 'al-big' <<<"$out")
+[ "$n" = 1 ] && pass || fail "large allowlist: opened $n times, expected once: $out"
+expect_not "large allowlist, never mapped" "$(grep -A1 'al-big' <<<"$out")" '^mmap\(NULL, [0-9]+, PROT_READ, MAP_PRIVATE, 3, 0\)'
+# Anything but a regular file is refused without being opened (a device's open() can act).
+out=$(SHSTK_ALLOWLIST=/dev/null LD_PRELOAD="$PRELOAD_LIB" strace -qq -e trace=openat "$PROBE" 2>&1)
+expect "device as allowlist" "$out" 'source=bad-allowlist'
+expect_not "device as allowlist: never opened" "$out" 'openat\(.*"/dev/null"'
+
 # ---- output and exit status identical with and without the preload ----
 cat >"$W/prog.sh" <<EOF
 /bin/true
