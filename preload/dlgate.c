@@ -104,6 +104,7 @@ static void report_object(const struct dl_phdr_info *info, const struct shstk_pl
 	struct shstk_event ev = st->start;
 
 	ev.type = SHSTK_EV_DLOPEN;
+	ev.pid = (uint32_t)getpid(); /* this process's, even in a child forked after start */
 	ev.flags = flags | (st->start.flags & SHSTK_EV_F_SECURE);
 	ev.listed = lookup == 1 ? e->decision : 0xff;
 	memset(&ev.key, 0, sizeof(ev.key));

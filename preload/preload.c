@@ -114,11 +114,55 @@ void shstk_pl_debugf(const char *fmt, ...)
 }
 
 /*
- * One non-blocking datagram.  A missing daemon costs one failed stat(): a
- * socket()+sendto()+close() that ends in ENOENT costs ten times as much
- * (allocating and freeing the socket), at every exec of a machine where
- * shstkd does not run.  A socket file left by a stopped daemon still costs the
- * full attempt (ECONNREFUSED), as before.
+ * Whether a seccomp filter (or strict mode) may be in force: the Seccomp:
+ * line of /proc/self/status, read with openat/read/close, which the loader
+ * itself made in this process (a filter that killed them would have killed
+ * the process before the preload ran).  Anything unclear counts as a filter:
+ * no /proc, an unreadable or oversized file.  No Seccomp: line at all is a
+ * kernel without CONFIG_SECCOMP, where no filter exists.
+ */
+static bool pl_seccomp_maybe(void)
+{
+	static const char key[] = "\nSeccomp:";
+	char buf[4096];
+	size_t len = 0;
+	int fd = pl_openat("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true;
+	while (len < sizeof(buf) - 1) {
+		long n = pl_read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (n == -EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				len = sizeof(buf); /* unreadable: say "maybe" below */
+			break;
+		}
+		len += (size_t)n;
+	}
+	pl_close(fd);
+	if (len >= sizeof(buf) - 1)
+		return true;
+	for (size_t i = 0; i + sizeof(key) - 1 < len; i++) {
+		if (!pl_has_prefix(buf + i, key, sizeof(key) - 1))
+			continue;
+		for (i += sizeof(key) - 1; i < len && (buf[i] == ' ' || buf[i] == '\t'); i++)
+			;
+		return !(i + 1 < len && buf[i] == '0' && buf[i + 1] == '\n');
+	}
+	return false;
+}
+
+/*
+ * One non-blocking datagram, and only where nothing can be killed for it: a
+ * process under a seccomp filter (a service with SystemCallFilter=, a
+ * sandbox) may die of socket() or sendto() (issue 17), so then nothing is
+ * sent.  Callers send only what shstkd needs (audit decisions, gated dlopen
+ * objects), so this costs nothing in the common case.  A missing daemon
+ * costs one failed stat() after the seccomp check; a socket file left by a
+ * stopped daemon costs the full attempt (ECONNREFUSED).
  */
 void shstk_pl_send_event(const struct shstk_event *ev)
 {
@@ -129,6 +173,8 @@ void shstk_pl_send_event(const struct shstk_event *ev)
 	int fd;
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
+		return;
+	if (pl_seccomp_maybe())
 		return;
 	if (pl_stat(shstk_pl_state.events, &sb) != 0 || !S_ISSOCK(sb.st_mode))
 		return;
@@ -384,7 +430,6 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 
 	pl_read_env(envp, &in, &al_path);
 	ev->type = SHSTK_EV_START;
-	ev->pid = (uint32_t)pl_getpid();
 	if (!in.disabled) {
 		scan.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
 		dl_iterate_phdr(pl_scan_cb, &scan);
@@ -423,9 +468,20 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	ev->enabled_by = res->enabled_by;
 	ev->flags = res->flags;
 	ev->err = res->err;
-	if (ev->source != SHSTK_PL_SRC_DISABLED)
+	/*
+	 * Announced only when shstkd needs the run as evidence: a process in
+	 * audit mode (listed audit, or enforce demoted, or an override), whose
+	 * clean runs promote it.  The allowlist has no "wants evidence" bit;
+	 * audit is the decision that asks for it.  Every other process (nearly
+	 * all) makes no socket and no system call beyond what its loader makes.
+	 */
+	if (ev->decision == SHSTK_DECISION_AUDIT && ev->source != SHSTK_PL_SRC_DISABLED) {
+		ev->pid = (uint32_t)pl_getpid();
 		shstk_pl_send_event(ev);
+	}
 	if (st->debug) {
+		if (ev->pid == 0)
+			ev->pid = (uint32_t)pl_getpid();
 		for (size_t i = 0; i < ev->key.len && ev->key.kind; i++)
 			snprintf(id + 2 * i, 3, "%02x", ev->key.bytes[i]);
 		shstk_pl_debugf("shstk-preload: pid=%u id=%s:%s decision=%s source=%u applied=%s by=%u "
@@ -494,5 +550,8 @@ SHSTK_PL_EXPORT size_t shstk_preload_last_event(uint8_t *buf, size_t size)
 {
 	if (size < SHSTK_EV_MAX || shstk_pl_state.start.type != SHSTK_EV_START)
 		return 0;
+	/* The pid is asked for only when the event is sent; here the program asks. */
+	if (shstk_pl_state.start.pid == 0)
+		shstk_pl_state.start.pid = (uint32_t)pl_getpid();
 	return shstk_ev_encode(&shstk_pl_state.start, buf);
 }
