@@ -505,6 +505,7 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 				pl_copy(pl_al_path_copy, st->al_path, n + 1);
 			st->al_path = pl_al_path_copy;
 		}
+		shstk_pl_gate_init();
 		__atomic_store_n(&shstk_pl_gate_active, 1, __ATOMIC_RELEASE);
 	}
 }

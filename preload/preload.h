@@ -130,6 +130,8 @@ extern struct shstk_pl_state shstk_pl_state SHSTK_PL_HIDDEN;
 extern uint8_t shstk_pl_gate_active SHSTK_PL_HIDDEN;
 
 SHSTK_PL_HIDDEN void shstk_pl_send_event(const struct shstk_event *ev);
+/* Once, when the dlopen gate turns on (dlgate.c: its lock across fork). */
+SHSTK_PL_HIDDEN void shstk_pl_gate_init(void);
 /*
  * Opens, checks, reads (never maps) and closes the allowlist at path: 0 and
  * its header in *al (map, table and entries NULL) or -errno (-EBADMSG and

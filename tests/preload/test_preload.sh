@@ -287,6 +287,24 @@ expect "gate, denied" "$out" "^ok $MRK value=42" "type=dlopen .*listed=off .*fla
 al_write "$W/al-vouch" "audit build-id:$(readelf -n "$UNM" | sed -n 's/.*Build ID: //p') ignore-marking" || exit 1
 out=$(gate "$W/al-vouch" "$UNM")
 expect_not "gate, vouched for" "$out" 'type=dlopen'
+# Races (issue 17): one thread dlopen()s and dlclose()s a library with a
+# dependency without pause while the other dlopen()s a marked library whose
+# dependency is unmarked, 3000 times.  Every one must be refused (objects
+# found by counting the link map let the dependency through when the other
+# thread's dlclose shifted it: 12-15 of 3000 leaked), the churn must never be
+# refused for the other thread's objects, and the refusal text must belong
+# to its own call (a later dlsym error or success must not read as it).
+out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+	LD_PRELOAD="$PRELOAD_LIB" timeout 120 "$TP_DIR/tp-race" "$TP_DIR/libtp-race-refused.so" \
+	"$TP_DIR/libtp-race-churn.so" 3000 2>&1)
+rc=$?
+echo "# dlopen race: $out"
+[ $rc = 0 ] && pass || fail "dlopen race under the gate: exit $rc: $out"
+expect "dlopen race" "$out" '^iterations=3000 leaked=0 wrong_text=0 stale=0 churn_cycles=[1-9][0-9]* churn_failed=0$'
+# Control: without the gate the same program loads the unmarked dependency.
+out=$(SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
+	timeout 120 "$TP_DIR/tp-race" "$TP_DIR/libtp-race-refused.so" "$TP_DIR/libtp-race-churn.so" 10 2>&1)
+expect "dlopen race, control without the gate" "$out" '^iterations=10 leaked=10 '
 # Without a valid allowlist there is no gate: nothing to refuse with.
 out=$(gate "$W/missing" "$UNM")
 expect_not "gate, no allowlist" "$out" 'type=dlopen'
