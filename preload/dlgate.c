@@ -222,7 +222,7 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 		struct shstk_allowlist al;
 
 		/* Read again, never kept mapped: see PL_AL_READ_MAX in preload.c. */
-		if (!st->al_path[0] || shstk_pl_allowlist_query(st->al_path, st->al_override, &key, &al, &e,
+		if (!st->al_path || shstk_pl_allowlist_query(st->al_path, st->al_override, &key, &al, &e,
 								&lookup) < 0)
 			lookup = 0;
 	}

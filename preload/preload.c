@@ -52,8 +52,6 @@ static inline __attribute__((always_inline)) long pl_raw_arch_prctl(long op, uns
 #include "apply.h"
 
 struct shstk_pl_state shstk_pl_state;
-/* SHSTK_ALLOWLIST, copied for the dlopen gate (zero pages cost nothing until then). */
-static char pl_al_path_copy[4096];
 uint8_t shstk_pl_gate_active;
 
 #define ENV_POLICY "SHSTK_POLICY="
@@ -161,8 +159,10 @@ static bool pl_seccomp_maybe(void)
  * sandbox) may die of socket() or sendto() (issue 17), so then nothing is
  * sent.  Callers send only what shstkd needs (audit decisions, gated dlopen
  * objects), so this costs nothing in the common case.  A missing daemon
- * costs one failed stat() after the seccomp check; a socket file left by a
- * stopped daemon costs the full attempt (ECONNREFUSED).
+ * costs one failed stat() (newfstatat, which the loader makes too); reading
+ * /proc/self/status costs about 5 us, so it comes only once a socket is
+ * there; a socket file left by a stopped daemon costs the full attempt
+ * (ECONNREFUSED).
  */
 void shstk_pl_send_event(const struct shstk_event *ev)
 {
@@ -174,9 +174,10 @@ void shstk_pl_send_event(const struct shstk_event *ev)
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
 		return;
-	if (pl_seccomp_maybe())
-		return;
+	/* The socket first: without a daemon the costlier check is not needed. */
 	if (pl_stat(shstk_pl_state.events, &sb) != 0 || !S_ISSOCK(sb.st_mode))
+		return;
+	if (pl_seccomp_maybe())
 		return;
 	len = shstk_ev_encode(ev, buf);
 	pl_copy(sa.sun_path, shstk_pl_state.events, plen);
@@ -206,6 +207,7 @@ static bool obj_contains(const struct dl_phdr_info *info, uintptr_t addr)
 
 struct pl_scan {
 	uintptr_t vdso;
+	bool main_only;          /* stop after the main program (its identity is all a lookup needs) */
 	bool main_seen;
 	struct shstk_pl_obj_info main;
 	bool all_marked;
@@ -234,6 +236,8 @@ static int pl_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (size < offsetof(struct dl_phdr_info, dlpi_phnum) + sizeof(info->dlpi_phnum))
 		return 1;
 	s->main_seen = true;
+	if (!first && s->main_only)
+		return 1;
 	/* The first object is the main program; the vDSO and this preload vouch for themselves. */
 	if (!first && ((s->vdso && info->dlpi_addr == s->vdso) ||
 		       obj_contains(info, (uintptr_t)&pl_self_anchor)))
@@ -330,10 +334,31 @@ static long pl_al_pread(void *ctx, void *buf, size_t len, uint64_t off)
 	return (long)done;
 }
 
+/*
+ * A small file, whole, onto the stack.  Not inlined into the caller, so this
+ * buffer and shstk_allowlist_lookup_read()'s share stack pages instead of
+ * adding up: each new page of the main thread's stack is a page fault.
+ */
+static __attribute__((noinline)) int pl_al_query_small(int fd, size_t size, const struct shstk_al_key *key,
+						      struct shstk_allowlist *al, struct shstk_al_entry *entry,
+						      int *ret_lookup)
+{
+	uint8_t buf[PL_AL_READ_MAX] __attribute__((aligned(8)));
+	long n = pl_al_pread(&fd, buf, size, 0);
+	int r = n < 0 ? (int)n : (size_t)n != size ? -EBADMSG : 0;
+
+	if (r == 0)
+		r = shstk_allowlist_parse(buf, size, 0, al, NULL);
+	if (r == 0 && key)
+		*ret_lookup = shstk_allowlist_lookup(al, key, entry);
+	/* The buffer dies with this frame: nothing may point into it. */
+	al->map = al->table = al->entries = NULL;
+	return r;
+}
+
 int shstk_pl_allowlist_query(const char *path, bool override, const struct shstk_al_key *key,
 			     struct shstk_allowlist *al, struct shstk_al_entry *entry, int *ret_lookup)
 {
-	uint8_t buf[PL_AL_READ_MAX] __attribute__((aligned(8)));
 	uint64_t size;
 	int fd, r;
 
@@ -341,16 +366,8 @@ int shstk_pl_allowlist_query(const char *path, bool override, const struct shstk
 	fd = pl_al_open(path, override, &size);
 	if (fd < 0)
 		return fd;
-	if (size <= sizeof(buf)) {
-		long n = pl_al_pread(&fd, buf, (size_t)size, 0);
-
-		r = n < 0 ? (int)n : (uint64_t)n != size ? -EBADMSG : 0;
-		if (r == 0)
-			r = shstk_allowlist_parse(buf, (size_t)size, 0, al, NULL);
-		if (r == 0 && key)
-			*ret_lookup = shstk_allowlist_lookup(al, key, entry);
-		/* The buffer dies with this frame: nothing may point into it. */
-		al->map = al->table = al->entries = NULL;
+	if (size <= PL_AL_READ_MAX) {
+		r = pl_al_query_small(fd, (size_t)size, key, al, entry, ret_lookup);
 	} else {
 		r = shstk_allowlist_parse_read(pl_al_pread, &fd, size, al);
 		if (r == 0 && key)
@@ -432,9 +449,16 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 	ev->type = SHSTK_EV_START;
 	if (!in.disabled) {
 		scan.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+		/*
+		 * The main program first: its identity is all the lookup needs.
+		 * The markings of every other object matter only to a binary the
+		 * allowlist (or an override) decides for, so the notes of the
+		 * C library and the rest are read only then: for an unlisted
+		 * binary, nearly every exec, they cost page faults on pages
+		 * the loader never touched.
+		 */
+		scan.main_only = true;
 		dl_iterate_phdr(pl_scan_cb, &scan);
-		in.all_marked = scan.all_marked;
-		in.libc_marked = scan.libc_marked;
 		in.have_identity = pl_identify(&scan, &ev->key);
 		st->al_path = al_path ? al_path : SHSTK_STATEDIR "/allowlist";
 		st->al_override = al_path != NULL;
@@ -445,6 +469,12 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 			in.al_flags = st->al_flags = al.flags;
 			ev->generation = al.generation;
 		}
+		if (in.al_state == 0 && (in.lookup == 1 || in.override_present)) {
+			scan = (struct pl_scan){ .vdso = scan.vdso, .all_marked = true };
+			dl_iterate_phdr(pl_scan_cb, &scan);
+		}
+		in.all_marked = scan.all_marked;
+		in.libc_marked = scan.libc_marked;
 		in.status_ok = pl_raw_arch_prctl(SHSTK_ARCH_SHSTK_STATUS, (unsigned long)&features) == 0;
 		in.status = features;
 	}
@@ -497,14 +527,14 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	 * the environment (which the program may overwrite) is copied now.
 	 */
 	if ((res->applied != SHSTK_DECISION_OFF || st->gate_test) && st->al_valid) {
-		if (st->al_override) {
-			size_t n = pl_strnlen(st->al_path, sizeof(pl_al_path_copy));
-
-			pl_al_path_copy[0] = 0;
-			if (n < sizeof(pl_al_path_copy))
-				pl_copy(pl_al_path_copy, st->al_path, n + 1);
-			st->al_path = pl_al_path_copy;
-		}
+		/*
+		 * Allocated only here, in the few processes with a gate: a static
+		 * buffer would grow .bss past its page, and the loader would map
+		 * that page at every exec.  NULL (no memory): the gate finds no
+		 * entries, as without an allowlist.
+		 */
+		if (st->al_override)
+			st->al_path = strdup(st->al_path);
 		shstk_pl_gate_init();
 		__atomic_store_n(&shstk_pl_gate_active, 1, __ATOMIC_RELEASE);
 	}

@@ -119,7 +119,7 @@ struct shstk_pl_state {
 	bool al_override;             /* al_path came from SHSTK_ALLOWLIST */
 	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
 	uint32_t al_flags;            /* its SHSTK_AL_F_* at start */
-	const char *al_path;          /* where the gate reads it again; NULL: nowhere */
+	const char *al_path;          /* where the gate reads it again (NULL: nowhere) */
 	char events[108];             /* sizeof(sockaddr_un.sun_path) */
 	struct shstk_event start;     /* the start-up event, also for shstk_preload_last_event() */
 	char start_name[256];         /* its name: the loader's strings are not ours to keep */

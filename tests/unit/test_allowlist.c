@@ -485,6 +485,47 @@ static void test_allowlist_read_lookup_matches_mapped(void **state)
 	}
 }
 
+/*
+ * Each probe of the reading lookup is a system call in the preload, at every
+ * exec: over 100 000 build-ids (hashes, uniform) the interpolating steering
+ * must need far fewer than bisection's 12 probes, and still find every key.
+ */
+static void test_allowlist_read_lookup_probes_few(void **state)
+{
+	struct shstk_al_header_params hp = { .generation = 1 };
+	struct shstk_al_entry *e = calloc(100000, sizeof(*e));
+	struct shstk_allowlist rl;
+	struct mem_src src;
+	char path[128];
+	size_t size, n = 100000;
+	unsigned lookups = 0, reads;
+	uint8_t *buf;
+
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t id[20];
+
+		for (size_t j = 0; j < sizeof(id); j++)
+			id[j] = (uint8_t)rng();
+		assert_int_equal(shstk_al_key_build_id(&e[i].key, id, sizeof(id)), 0);
+		e[i].decision = SHSTK_DECISION_AUDIT;
+	}
+	path_in_tmp(path, sizeof(path), "probes");
+	assert_int_equal(shstk_allowlist_write(path, &hp, e, n, NULL), 0);
+	buf = read_file(path, &size);
+	src = (struct mem_src){ buf, size, 0 };
+	assert_int_equal(shstk_allowlist_parse_read(mem_read, &src, size, &rl), 0);
+	src.reads = 0;
+	for (size_t i = 0; i < n; i += 97, lookups++)
+		assert_int_equal(shstk_allowlist_lookup_read(&rl, mem_read, &src, &e[i].key, NULL), 1);
+	reads = src.reads;
+	print_message("# %u lookups, %.2f reads each (bisection: 14)\n", lookups, (double)reads / lookups);
+	/* Steering probes plus the block read and the CRC read. */
+	assert_true(reads < 8 * lookups);
+	free(buf);
+	free(e);
+}
+
 static size_t count_dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -602,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_allowlist_unsorted_rejected_by_full_verify),
 		cmocka_unit_test(test_allowlist_large_file_lookups),
 		cmocka_unit_test(test_allowlist_read_lookup_matches_mapped),
+		cmocka_unit_test(test_allowlist_read_lookup_probes_few),
 		cmocka_unit_test(test_allowlist_write_replaces_atomically),
 		cmocka_unit_test(test_allowlist_write_rejects_bad_input),
 		cmocka_unit_test(test_allowlist_map_missing_and_odd_files),
