@@ -4,7 +4,8 @@
  * executable, looks its decision up in the allowlist and enables (audits,
  * locks) the shadow stack inline, before main, in a frame that never returns.
  *
- * Rules this file keeps: no malloc (dlsym may allocate only on failure), no
+ * Rules this file keeps: no malloc before acting (dlsym may allocate only on
+ * failure; a process whose dlopen gate turns on copies one path after), no
  * stdio streams, no output but the opt-in debug line on stderr, errno
  * untouched (raw system calls, sys.h), and nothing at all changes for a binary
  * that is not listed or on a kernel without shadow stacks.
