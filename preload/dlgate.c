@@ -64,15 +64,18 @@ static pl_dlmopen_fn real_dlmopen_fn(void)
 
 /*
  * The refusal message, per thread as dlerror() is; initial-exec TLS needs no
- * allocation.  It is tied to glibc's own error state rather than to a flag of
- * ours: after refusing, the gate leaves glibc holding a recognisable error
- * (a failed dlsym of PL_REFUSAL_SENTINEL).  glibc clears or replaces that
- * state at every later dl* call in the thread, so dlerror() answers with the
- * refusal exactly when no call came after it: a later dlsym() error is
- * reported as itself, a later success as no error (issue 17).
+ * allocation.  pl_dlerr_pending says that the last dlopen() of this thread
+ * was refused and nobody has read that yet.  dlerror() asks glibc first: the
+ * gate drained glibc's error state when it refused, so an error glibc holds
+ * now came from a later call (a failing dlsym()) and is the last error, which
+ * is what dlerror() must report (issue 17: the refusal used to answer it).
+ * Every gated dlopen() starts afresh.  glibc's own way to carry an error (a
+ * failing dl* call) cannot be used to plant the refusal: it longjmp()s inside
+ * the loader, which a shadow stack on a C library without CET support (Debian
+ * 12) kills with #CP, in exactly the processes the gate runs in.
  */
-#define PL_REFUSAL_SENTINEL "shstk_policy_refused_this_dlopen"
 static __thread char pl_dlerr[384] __attribute__((tls_model("initial-exec")));
+static __thread char pl_dlerr_pending __attribute__((tls_model("initial-exec")));
 
 static pl_dlerror_fn real_dlerror_fn(void)
 {
@@ -92,8 +95,11 @@ char *dlerror(void)
 	pl_dlerror_fn real = real_dlerror_fn();
 	char *e = real ? real() : NULL;
 
-	if (e && pl_dlerr[0] && strstr(e, PL_REFUSAL_SENTINEL))
-		return pl_dlerr;
+	if (pl_dlerr_pending) {
+		pl_dlerr_pending = 0;
+		if (!e)
+			return pl_dlerr;
+	}
 	return e;
 }
 
@@ -257,11 +263,11 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 		 "and this process runs with a shadow stack (policy: refuse)",
 		 file, g.refused && g.refused[0] ? g.refused : file);
 	dlclose(handle);
-	/* Leave glibc's error state holding the sentinel: see dlerror() above. */
+	/* Whatever glibc holds is older than the refusal: see dlerror() above. */
 	real_err = real_dlerror_fn();
 	if (real_err)
 		(void)real_err();
-	(void)dlsym(RTLD_DEFAULT, PL_REFUSAL_SENTINEL);
+	pl_dlerr_pending = 1;
 	return NULL;
 }
 
@@ -374,6 +380,7 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 		lmid = LM_ID_BASE;
 	if (file && !strchr(file, '/') && cm && lmid >= 0)
 		path = resolve_like_caller(cm, lmid, file);
+	pl_dlerr_pending = 0;
 	pthread_mutex_lock(&pl_gate_lock);
 	snapshot_take(&before);
 	if (!is_dlmopen && lmid == LM_ID_BASE)

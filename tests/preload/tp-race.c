@@ -6,9 +6,9 @@
  * times, dlopen()s REFUSED, a marked library whose dependency is unmarked,
  * which a gate in refuse mode must always refuse, and then checks that the
  * refusal text belongs to that call only:
- *   - right after it, dlerror() is the refusal;
- *   - after a later failing dlsym(), dlerror() is dlsym's error;
- *   - after a later successful dlsym(), dlerror() is NULL.
+ *   - right after it, dlerror() is the refusal, once (then NULL);
+ *   - after a later failing dlsym(), dlerror() is dlsym's error, once;
+ *   - after a later successful dlopen(), dlerror() is NULL.
  * Prints one line of counts; exits 0 when every check held.
  */
 #include <dlfcn.h>
@@ -63,16 +63,23 @@ int main(int argc, char **argv)
 			e = dlerror();
 			if (!e || !strstr(e, "refused by shstk-policy"))
 				wrong_text++;
+			if (dlerror() != NULL)
+				stale++;
 			break;
 		case 1:
 			(void)dlsym(RTLD_DEFAULT, "tp_race_no_such_symbol");
 			e = dlerror();
 			if (!e || !strstr(e, "tp_race_no_such_symbol"))
 				stale++;
+			if (dlerror() != NULL)
+				stale++;
 			break;
 		default:
-			if (!dlsym(RTLD_DEFAULT, "printf"))
-				stale++;
+			h = dlopen(churn, RTLD_NOW);
+			if (!h)
+				churn_failed++;
+			else
+				dlclose(h);
 			if (dlerror() != NULL)
 				stale++;
 			break;
