@@ -500,13 +500,15 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	ev->flags = res->flags;
 	ev->err = res->err;
 	/*
-	 * Announced only when shstkd needs the run as evidence: a process in
-	 * audit mode (listed audit, or enforce demoted, or an override), whose
-	 * clean runs promote it.  The allowlist has no "wants evidence" bit;
-	 * audit is the decision that asks for it.  Every other process (nearly
-	 * all) makes no socket and no system call beyond what its loader makes.
+	 * Announced only when shstkd needs the run as evidence: a process the
+	 * decision runs with a shadow stack (audit or enforce, from the allowlist
+	 * or an override).  Those runs are what the engine counts (db.h: a clean
+	 * run had the shadow stack applied) and whose end it follows (an enforced
+	 * run killed by SIGSEGV).  The allowlist has no "wants evidence" bit; the
+	 * decision is the bit.  Every other process (nearly all: unlisted or off)
+	 * makes no socket and no system call beyond what its loader makes.
 	 */
-	if (ev->decision == SHSTK_DECISION_AUDIT && ev->source != SHSTK_PL_SRC_DISABLED) {
+	if (ev->decision != SHSTK_DECISION_OFF && ev->source != SHSTK_PL_SRC_DISABLED) {
 		ev->pid = (uint32_t)pl_getpid();
 		shstk_pl_send_event(ev);
 	}
