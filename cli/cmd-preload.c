@@ -13,7 +13,8 @@
 #include "common.h"
 #include "config.h"
 
-#define PRELOAD_LIB SHSTK_LIBDIR "/libshstk_preload.so"
+/* PREFIX/$LIB/libshstk_preload.so where the install has a library per ABI (see meson.build). */
+#define PRELOAD_LIB SHSTK_PRELOAD_LINE
 #define PRELOAD_FILE "/etc/ld.so.preload"
 /* ld.so.preload is small; anything larger is not a file to rewrite blindly. */
 #define PRELOAD_FILE_MAX (64 * 1024)
@@ -31,7 +32,14 @@ static void help(void)
 	      "  enable   appends the library's path as a line of its own, unless the file\n"
 	      "           already names it; refuses when the library does not exist (a\n"
 	      "           missing preload only makes ld.so complain at every start)\n"
-	      "  disable  removes every occurrence of the library's path and nothing else;\n"
+	      "           The path is written with $LIB (" PRELOAD_LIB "):\n"
+	      "           ld.so expands it per ABI, so i386 and x32 programs load a\n"
+	      "           library of their own class that does nothing, instead of\n"
+	      "           printing \"wrong ELF class\" errors.  enable refuses when such a\n"
+	      "           program's ld.so is installed and its library is not, and\n"
+	      "           replaces a line naming the x86-64 library without $LIB\n"
+	      "  disable  removes every occurrence of the library's path (with $LIB or\n"
+	      "           expanded for x86-64) and nothing else;\n"
 	      "           a file left empty is removed (no file and an empty one mean the\n"
 	      "           same to ld.so), so enable then disable restores the file as it was\n"
 	      "  status   says whether the file names the library\n"
@@ -41,7 +49,7 @@ static void help(void)
 	      "affected; new ones are.\n"
 	      "\n"
 	      "Options:\n"
-	      "  --library PATH  the preload (default " PRELOAD_LIB ")\n"
+	      "  --library PATH  the preload (default " PRELOAD_LIB "); may contain $LIB\n"
 	      "  --root DIR      edit DIR/etc/ld.so.preload, for a guest or image root; PATH\n"
 	      "                  is the path inside DIR\n"
 	      "  -h, --help      this help\n"
@@ -189,17 +197,106 @@ static size_t strip_lib(const char *text, size_t len, const char *lib, char *out
 	return o;
 }
 
+#ifdef SHSTK_PRELOAD_LIB_NATIVE
+/* The ABIs besides x86-64 whose ld.so may read /etc/ld.so.preload, and what each expands $LIB to. */
+static const struct {
+	const char *name, *loader, *libs;
+} other_abis[] = {
+	{ "i386", "/lib/ld-linux.so.2", SHSTK_PRELOAD_LIB_I386 },
+	{ "x32", "/libx32/ld-linux-x32.so.2", SHSTK_PRELOAD_LIB_X32 },
+};
+#endif
+
+/* @lib with its first "$LIB" replaced by @len bytes of @dir, in @buf; false when it does not fit. */
+static bool expand_lib(const char *lib, const char *dir, size_t len, char *buf, size_t size)
+{
+	const char *t = strstr(lib, "$LIB");
+
+	if (!t)
+		return (size_t)snprintf(buf, size, "%s", lib) < size;
+	return (size_t)snprintf(buf, size, "%.*s%.*s%s", (int)(t - lib), lib, (int)len, dir, t + 4) < size;
+}
+
+/* 0 when the library for every installed ABI exists under @root, else an error printed. */
+static int check_libraries(const char *lib, const char *root, char *ret_native, size_t size)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (strstr(lib, "$LIB")) {
+#ifdef SHSTK_PRELOAD_LIB_NATIVE
+		if (!expand_lib(lib, SHSTK_PRELOAD_LIB_NATIVE, strlen(SHSTK_PRELOAD_LIB_NATIVE), ret_native, size))
+			return shstkctl_error("%s: path too long", lib);
+#else
+		return shstkctl_error("refusing to enable: %s uses $LIB, and this build does not know what "
+				      "x86-64's ld.so expands it to", lib);
+#endif
+	} else if ((size_t)snprintf(ret_native, size, "%s", lib) >= size) {
+		return shstkctl_error("%s: path too long", lib);
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", ret_native) >= sizeof(path))
+		return shstkctl_error("%s: path too long", root);
+	if (stat(path, &st) < 0)
+		return shstkctl_error_errno(-errno, "refusing to enable: the preload %s", path);
+	if (!S_ISREG(st.st_mode))
+		return shstkctl_error("refusing to enable: the preload %s is not a regular file", path);
+#ifdef SHSTK_PRELOAD_LIB_NATIVE
+	/* A program of another ABI whose ld.so finds no library prints an error at every start. */
+	for (size_t i = 0; strstr(lib, "$LIB") && i < ELEMENTSOF(other_abis); i++) {
+		const char *d = other_abis[i].libs;
+		bool found = false;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", other_abis[i].loader) >= sizeof(path) ||
+		    access(path, F_OK) < 0)
+			continue;
+		while (*d && !found) {
+			size_t n = strcspn(d, ":");
+			char full[PATH_MAX], exp[PATH_MAX];
+
+			if (expand_lib(lib, d, n, exp, sizeof(exp)) &&
+			    (size_t)snprintf(full, sizeof(full), "%s%s", root ? root : "", exp) < sizeof(full) &&
+			    stat(full, &st) == 0 && S_ISREG(st.st_mode))
+				found = true;
+			d += n + (d[n] == ':');
+		}
+		if (!found)
+			return shstkctl_error("refusing to enable: %s programs (their ld.so is %s) would find no "
+					      "library of their class for %s (in any of %s) and print an error at "
+					      "every start; install the package's %s library",
+					      other_abis[i].name, other_abis[i].loader, lib, other_abis[i].libs,
+					      other_abis[i].name);
+	}
+#endif
+	return 0;
+}
+
+/* @text without the entries @a and @b (b may be NULL), into a new buffer. */
+static int strip_both(const char *text, size_t len, const char *a, const char *b, char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *o1 = malloc(len + 1), *o2 = malloc(len + 1);
+	size_t n;
+
+	if (!o1 || !o2)
+		return -ENOMEM;
+	n = strip_lib(text, len, a, o1);
+	if (b)
+		n = strip_lib(o1, n, b, o2);
+	*ret = b ? TAKE_PTR(o2) : TAKE_PTR(o1);
+	*ret_len = n;
+	return 0;
+}
+
 static int run(const char *verb, const char *lib, const char *root)
 {
-	char file[PATH_MAX], libfull[PATH_MAX];
+	char file[PATH_MAX], native[PATH_MAX];
 	_cleanup_free_ char *text = NULL, *out = NULL;
-	struct stat st, lst;
+	const char *legacy = NULL;
+	struct stat st;
 	size_t len, n;
-	bool named;
+	bool named, named_legacy;
 	int r;
 
-	if ((size_t)snprintf(file, sizeof(file), "%s%s", root ? root : "", PRELOAD_FILE) >= sizeof(file) ||
-	    (size_t)snprintf(libfull, sizeof(libfull), "%s%s", root ? root : "", lib) >= sizeof(libfull))
+	if ((size_t)snprintf(file, sizeof(file), "%s%s", root ? root : "", PRELOAD_FILE) >= sizeof(file))
 		return shstkctl_error("%s: path too long", root);
 	r = read_file(file, &text, &len, &st);
 	if (r == -EINVAL)
@@ -209,29 +306,44 @@ static int run(const char *verb, const char *lib, const char *root)
 	if (r < 0)
 		return shstkctl_error_errno(r, "%s", file);
 	named = text && names_lib(text, len, lib);
+#ifdef SHSTK_PRELOAD_LIB_NATIVE
+	/* The same library named the old way, for x86-64 only (what enable wrote before $LIB). */
+	if (strstr(lib, "$LIB") &&
+	    expand_lib(lib, SHSTK_PRELOAD_LIB_NATIVE, strlen(SHSTK_PRELOAD_LIB_NATIVE), native, sizeof(native)))
+		legacy = native;
+#endif
+	named_legacy = text && legacy && names_lib(text, len, legacy);
 
 	if (strcmp(verb, "status") == 0) {
-		printf("preload %s: %s %s %s\n", named ? "enabled" : "disabled", text ? file : PRELOAD_FILE " (none)",
-		       named ? "names" : "does not name", lib);
-		return named ? SHSTKCTL_EXIT_OK : PRELOAD_EXIT_DISABLED;
+		printf("preload %s: %s %s %s%s\n", named || named_legacy ? "enabled" : "disabled",
+		       text ? file : PRELOAD_FILE " (none)", named || named_legacy ? "names" : "does not name",
+		       named || !named_legacy ? lib : legacy,
+		       !named && named_legacy ? " (x86-64 only: enable again to cover every ABI)" : "");
+		return named || named_legacy ? SHSTKCTL_EXIT_OK : PRELOAD_EXIT_DISABLED;
 	}
 	if (strcmp(verb, "enable") == 0) {
-		if (stat(libfull, &lst) < 0)
-			return shstkctl_error_errno(-errno, "refusing to enable: the preload %s", libfull);
-		if (!S_ISREG(lst.st_mode))
-			return shstkctl_error("refusing to enable: the preload %s is not a regular file", libfull);
+		_cleanup_free_ char *kept = NULL;
+
+		r = check_libraries(lib, root, native, sizeof(native));
+		if (r != 0)
+			return r;
 		if (named) {
 			printf("%s already names %s\n", file, lib);
 			return SHSTKCTL_EXIT_OK;
+		}
+		if (named_legacy) {
+			r = strip_both(text, len, legacy, NULL, &kept, &len);
+			if (r < 0)
+				return shstkctl_error_errno(r, "%s", file);
 		}
 		out = malloc(len + strlen(lib) + 3);
 		if (!out)
 			return shstkctl_error_errno(-ENOMEM, "%s", file);
 		n = 0;
 		if (len) {
-			memcpy(out, text, len);
+			memcpy(out, kept ? kept : text, len);
 			n = len;
-			if (text[len - 1] != '\n')
+			if (out[len - 1] != '\n')
 				out[n++] = '\n';
 		}
 		n += (size_t)sprintf(out + n, "%s\n", lib);
@@ -242,14 +354,13 @@ static int run(const char *verb, const char *lib, const char *root)
 		return SHSTKCTL_EXIT_OK;
 	}
 	/* disable */
-	if (!named) {
+	if (!named && !named_legacy) {
 		printf("%s does not name %s; nothing to do\n", text ? file : PRELOAD_FILE, lib);
 		return SHSTKCTL_EXIT_OK;
 	}
-	out = malloc(len + 1);
-	if (!out)
-		return shstkctl_error_errno(-ENOMEM, "%s", file);
-	n = strip_lib(text, len, lib, out);
+	r = strip_both(text, len, lib, legacy, &out, &n);
+	if (r < 0)
+		return shstkctl_error_errno(r, "%s", file);
 	if (n == 0) {
 		if (unlink(file) < 0)
 			return shstkctl_error_errno(-errno, "removing %s", file);
@@ -298,8 +409,8 @@ int cmd_preload(int argc, char **argv, struct shstkctl *ctl)
 	if (strcmp(verb, "enable") && strcmp(verb, "disable") && strcmp(verb, "status"))
 		return shstkctl_usage_error("preload", "unknown preload command '%s' (enable, disable, status)", verb);
 	/* ld.so splits the file at blanks and ':': such a path cannot be listed. */
-	if (lib[0] != '/' || strpbrk(lib, " \t\n:#"))
-		return shstkctl_usage_error("preload", "--library wants an absolute path without blanks, ':' or '#'");
+	if (lib[0] != '/' || strpbrk(lib, " \t\n:#") || (strchr(lib, '$') && !strstr(lib, "$LIB")))
+		return shstkctl_usage_error("preload", "--library wants an absolute path without blanks, ':', '#' or a '$' other than $LIB");
 	if (root && (root[0] == '\0' || strcmp(root, "/") == 0))
 		root = NULL;
 	return run(verb, lib, root);

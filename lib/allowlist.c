@@ -150,17 +150,20 @@ static size_t table_size(uint32_t nblocks)
 	return ((size_t)nblocks * 4 + 7) & ~(size_t)7;
 }
 
-int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct shstk_allowlist *ret,
-			  struct shstk_err *err)
+/*
+ * The header's own checks, from its 64 bytes and the file's size: everything
+ * but the block table's padding, which is read separately.
+ */
+static int parse_header(const uint8_t *p, uint64_t size, struct shstk_allowlist *ret,
+			struct shstk_err *err)
 {
-	const uint8_t *p = buf;
 	uint8_t hdr[SHSTK_AL_HEADER_SIZE];
 	uint32_t count, nblocks;
-	size_t need;
+	uint64_t need;
 
 	if (size < SHSTK_AL_HEADER_SIZE) {
-		shstk_err_set(err, "truncated: %zu bytes, the header alone is %d", size,
-			      SHSTK_AL_HEADER_SIZE);
+		shstk_err_set(err, "truncated: %llu bytes, the header alone is %d",
+			      (unsigned long long)size, SHSTK_AL_HEADER_SIZE);
 		return -EBADMSG;
 	}
 	if (memcmp(p, SHSTK_AL_MAGIC, 8) != 0) {
@@ -203,25 +206,16 @@ int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct 
 		shstk_err_set(err, "offset 44: %u blocks do not fit %u entries", nblocks, count);
 		return -EBADMSG;
 	}
-	/* Bounded by SHSTK_AL_MAX_ENTRIES above: no overflow in size_t. */
-	need = SHSTK_AL_HEADER_SIZE + table_size(nblocks) + (size_t)count * SHSTK_AL_ENTRY_SIZE;
+	/* Bounded by SHSTK_AL_MAX_ENTRIES above: no overflow. */
+	need = SHSTK_AL_HEADER_SIZE + table_size(nblocks) + (uint64_t)count * SHSTK_AL_ENTRY_SIZE;
 	if (size != need) {
-		shstk_err_set(err, "%s: file is %zu bytes, header says %zu",
-			      size < need ? "truncated" : "trailing data", size, need);
+		shstk_err_set(err, "%s: file is %llu bytes, header says %llu",
+			      size < need ? "truncated" : "trailing data", (unsigned long long)size,
+			      (unsigned long long)need);
 		return -EBADMSG;
 	}
-
-	/* Cheap enough to check always; nothing else covers these bytes in lookups. */
-	for (size_t i = SHSTK_AL_HEADER_SIZE + (size_t)nblocks * 4;
-	     i < SHSTK_AL_HEADER_SIZE + table_size(nblocks); i++)
-		if (p[i]) {
-			shstk_err_set(err, "offset %zu: block table padding not zero", i);
-			return -EBADMSG;
-		}
-
 	*ret = (struct shstk_allowlist){
-		.map = p,
-		.size = size,
+		.size = (size_t)size,
 		.generation = shstk_get_le64(p + 16),
 		.created = (int64_t)shstk_get_le64(p + 24),
 		.stage = shstk_get_le32(p + 32),
@@ -229,9 +223,41 @@ int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct 
 		.count = count,
 		.nblocks = nblocks,
 		.body_crc = shstk_get_le32(p + 48),
-		.table = p + SHSTK_AL_HEADER_SIZE,
-		.entries = p + SHSTK_AL_HEADER_SIZE + table_size(nblocks),
 	};
+	return 0;
+}
+
+/* The block table's padding (0 or 4 bytes after the CRCs) must be zero. */
+static int check_padding(const uint8_t *pad, size_t len, size_t off, struct shstk_err *err)
+{
+	for (size_t i = 0; i < len; i++)
+		if (pad[i]) {
+			shstk_err_set(err, "offset %zu: block table padding not zero", off + i);
+			return -EBADMSG;
+		}
+	return 0;
+}
+
+int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct shstk_allowlist *ret,
+			  struct shstk_err *err)
+{
+	const uint8_t *p = buf;
+	struct shstk_allowlist al;
+	size_t pad_off;
+	int r;
+
+	r = parse_header(p, size, &al, err);
+	if (r < 0)
+		return r;
+	/* Cheap enough to check always; nothing else covers these bytes in lookups. */
+	pad_off = SHSTK_AL_HEADER_SIZE + (size_t)al.nblocks * 4;
+	r = check_padding(p + pad_off, SHSTK_AL_HEADER_SIZE + table_size(al.nblocks) - pad_off, pad_off, err);
+	if (r < 0)
+		return r;
+	al.map = p;
+	al.table = p + SHSTK_AL_HEADER_SIZE;
+	al.entries = p + SHSTK_AL_HEADER_SIZE + table_size(al.nblocks);
+	*ret = al;
 	if (verify & SHSTK_AL_VERIFY_FULL)
 		return shstk_allowlist_verify(ret, err);
 	return 0;
@@ -244,12 +270,16 @@ static uint32_t block_entries(const struct shstk_allowlist *al, uint32_t b)
 	return al->count - first < SHSTK_AL_BLOCK_LEN ? al->count - first : SHSTK_AL_BLOCK_LEN;
 }
 
+/* CRC of n entries starting at start against the table's value (little-endian u32 at crc). */
+static bool entries_crc_ok(const uint8_t *start, uint32_t n, const uint8_t *crc)
+{
+	return shstk_crc32c(0, start, (size_t)n * SHSTK_AL_ENTRY_SIZE) == shstk_get_le32(crc);
+}
+
 static bool block_ok(const struct shstk_allowlist *al, uint32_t b)
 {
-	const uint8_t *start = entry_ptr(al, b * SHSTK_AL_BLOCK_LEN);
-
-	return shstk_crc32c(0, start, (size_t)block_entries(al, b) * SHSTK_AL_ENTRY_SIZE) ==
-	       shstk_get_le32(al->table + (size_t)b * 4);
+	return entries_crc_ok(entry_ptr(al, b * SHSTK_AL_BLOCK_LEN), block_entries(al, b),
+			      al->table + (size_t)b * 4);
 }
 
 /* Field checks of one entry whose block checksum is already known good. */
@@ -288,10 +318,8 @@ int shstk_allowlist_verify(const struct shstk_allowlist *al, struct shstk_err *e
 	return 0;
 }
 
-void shstk_allowlist_entry(const struct shstk_allowlist *al, uint32_t i, struct shstk_al_entry *ret)
+static void entry_decode(const uint8_t *e, struct shstk_al_entry *ret)
 {
-	const uint8_t *e = entry_ptr(al, i);
-
 	memset(ret, 0, sizeof(*ret));
 	ret->key.kind = e[0];
 	ret->key.len = e[1];
@@ -300,22 +328,26 @@ void shstk_allowlist_entry(const struct shstk_allowlist *al, uint32_t i, struct 
 	ret->flags = e[67];
 }
 
-/* Binary search inside one verified block; 1 found, 0 absent, -EBADMSG malformed. */
-static int search_block(const struct shstk_allowlist *al, uint32_t b, const uint8_t *sk,
-			struct shstk_al_entry *ret)
+void shstk_allowlist_entry(const struct shstk_allowlist *al, uint32_t i, struct shstk_al_entry *ret)
 {
-	uint32_t lo = b * SHSTK_AL_BLOCK_LEN, hi = lo + block_entries(al, b);
+	entry_decode(entry_ptr(al, i), ret);
+}
+
+/* Binary search in n verified entries; 1 found, 0 absent, -EBADMSG malformed. */
+static int search_entries(const uint8_t *base, uint32_t n, const uint8_t *sk, struct shstk_al_entry *ret)
+{
+	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		const uint8_t *e = entry_ptr(al, mid);
+		const uint8_t *e = base + (size_t)mid * SHSTK_AL_ENTRY_SIZE;
 		int c = sk_cmp(sk, e);
 
 		if (c == 0) {
 			if (!entry_ok(e))
 				return -EBADMSG;
 			if (ret)
-				shstk_allowlist_entry(al, mid, ret);
+				entry_decode(e, ret);
 			return 1;
 		}
 		if (c < 0)
@@ -364,7 +396,7 @@ int shstk_allowlist_lookup(const struct shstk_allowlist *al, const struct shstk_
 		if (sk_cmp(sk, entry_ptr(al, (b + 1) * SHSTK_AL_BLOCK_LEN)) >= 0)
 			return -EBADMSG;
 	}
-	return search_block(al, b, sk, ret);
+	return search_entries(entry_ptr(al, b * SHSTK_AL_BLOCK_LEN), block_entries(al, b), sk, ret);
 }
 
 int shstk_allowlist_lookup_buildid(const struct shstk_allowlist *al, const void *id, size_t len,
@@ -386,6 +418,129 @@ int shstk_allowlist_lookup_file(const struct shstk_allowlist *al, uint64_t dev, 
 
 	shstk_al_key_file(&k, dev, ino, size, mtime_ns);
 	return shstk_allowlist_lookup(al, &k, ret);
+}
+
+/* ---- reading through a callback (no mapping: see allowlist.h) ---- */
+
+/* A read of exactly len bytes at off; a short read means the file changed under us. */
+static int read_exact(shstk_al_read_fn rd, void *ctx, void *buf, size_t len, uint64_t off)
+{
+	long n = rd(ctx, buf, len, off);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EBADMSG;
+}
+
+/*
+ * The header only.  Unlike shstk_allowlist_parse(), the block table's padding
+ * is not read: it can change no answer, and here each read is a system call
+ * at every exec (full verification still checks it).
+ */
+int shstk_allowlist_parse_read(shstk_al_read_fn rd, void *ctx, uint64_t size, struct shstk_allowlist *ret)
+{
+	uint8_t hdr[SHSTK_AL_HEADER_SIZE];
+	struct shstk_allowlist al;
+	int r;
+
+	if (size < SHSTK_AL_HEADER_SIZE)
+		return -EBADMSG;
+	r = read_exact(rd, ctx, hdr, sizeof(hdr), 0);
+	if (r < 0)
+		return r;
+	r = parse_header(hdr, size, &al, NULL);
+	if (r < 0)
+		return r;
+	*ret = al;
+	return 0;
+}
+
+/* The first 8 bytes of a sort key's key, as a number: where it lies in its kind and length's space. */
+static uint64_t sk_value(const uint8_t *sk)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 2; i < 10; i++)
+		v = v << 8 | sk[i];
+	return v;
+}
+
+/* Same kind and key length: sk_value() of both lies in the same space. */
+static bool same_class(const uint8_t *a, const uint8_t *b)
+{
+	return a[0] == b[0] && a[1] == b[1];
+}
+
+int shstk_allowlist_lookup_read(const struct shstk_allowlist *al, shstk_al_read_fn rd, void *ctx,
+				const struct shstk_al_key *key, struct shstk_al_entry *ret)
+{
+	/* Blocks b and b+1, which are adjacent in the file: one read. */
+	uint8_t sk[SHSTK_AL_SORTKEY_SIZE], first[SHSTK_AL_SORTKEY_SIZE], crc[8];
+	uint8_t blk[2 * SHSTK_AL_BLOCK_LEN * SHSTK_AL_ENTRY_SIZE];
+	uint64_t eoff = SHSTK_AL_HEADER_SIZE + table_size(al->nblocks);
+	const uint64_t bsize = (uint64_t)SHSTK_AL_BLOCK_LEN * SHSTK_AL_ENTRY_SIZE;
+	uint32_t lo = 0, hi = al->nblocks, b, nb, nnext = 0;
+	uint64_t vs, vlo = 0, vhi = UINT64_MAX;
+	bool bisect = false;
+	int r;
+
+	if (!key_valid(key->kind, key->len, key->bytes))
+		return -EINVAL;
+	if (al->nblocks == 0)
+		return 0;
+	key_to_sortkey(key, sk);
+	/*
+	 * Steering as in shstk_allowlist_lookup(), on unverified first keys, but
+	 * each probe is a read (a system call), so the probes interpolate: a
+	 * build-id is a hash, uniform over its key space, and a 100 000-entry
+	 * file is found in about 4 probes instead of 12.  A probe that does not
+	 * halve the range is followed by a bisection, so keys that are not
+	 * uniform (file keys) cost at most twice the bisection's probes.
+	 */
+	vs = sk_value(sk);
+	while (hi - lo > 1) {
+		uint32_t span = hi - lo, mid;
+
+		if (bisect || vs <= vlo || vs >= vhi) {
+			mid = lo + span / 2;
+		} else {
+			mid = lo + (uint32_t)((unsigned __int128)(vs - vlo) * span / (vhi - vlo));
+			mid = mid <= lo ? lo + 1 : mid >= hi ? hi - 1 : mid;
+		}
+		r = read_exact(rd, ctx, first, sizeof(first), eoff + mid * bsize);
+		if (r < 0)
+			return r;
+		if (sk_cmp(sk, first) < 0) {
+			hi = mid;
+			/* Past sk's kind and length: its keys lie below the top of the range. */
+			vhi = same_class(sk, first) ? sk_value(first) : UINT64_MAX;
+		} else {
+			lo = mid;
+			vlo = same_class(sk, first) ? sk_value(first) : 0;
+		}
+		bisect = !bisect && hi - lo > span / 2;
+	}
+	b = lo;
+	nb = block_entries(al, b);
+	if (b + 1 < al->nblocks)
+		nnext = block_entries(al, b + 1);
+	r = read_exact(rd, ctx, blk, (size_t)(nb + nnext) * SHSTK_AL_ENTRY_SIZE, eoff + b * bsize);
+	if (r < 0)
+		return r;
+	r = read_exact(rd, ctx, crc, nnext ? 8 : 4, SHSTK_AL_HEADER_SIZE + (uint64_t)b * 4);
+	if (r < 0)
+		return r;
+	if (!entries_crc_ok(blk, nb, crc))
+		return -EBADMSG;
+	if (sk_cmp(sk, blk) < 0)
+		return b == 0 ? 0 : -EBADMSG;
+	if (nnext) {
+		const uint8_t *next = blk + (size_t)nb * SHSTK_AL_ENTRY_SIZE;
+
+		if (!entries_crc_ok(next, nnext, crc + 4) || sk_cmp(sk, next) >= 0)
+			return -EBADMSG;
+	}
+	return search_entries(blk, nb, sk, ret);
 }
 
 int shstk_allowlist_map(const char *path, unsigned verify, struct shstk_allowlist *ret,

@@ -143,6 +143,22 @@ void shstk_al_key_file(struct shstk_al_key *ret, uint64_t dev, uint64_t ino, uin
 int shstk_allowlist_parse(const void *buf, size_t size, unsigned verify, struct shstk_allowlist *ret,
 			  struct shstk_err *err);
 
+/*
+ * Reading instead of mapping, for readers that must survive the file being
+ * truncated under them (a mapping raises SIGBUS on a page past the new end;
+ * a read only comes back short).  rd reads up to len bytes at off and returns
+ * the count or -errno; a short count makes the answer -EBADMSG.
+ * shstk_allowlist_parse_read() checks the header (not the block table's
+ * padding, which changes no answer) and fills *ret without map/table/entries; shstk_allowlist_lookup_read() then answers like
+ * shstk_allowlist_lookup(), reading the steering keys, the two blocks around
+ * the key and their checksums (about 4.6 KiB of stack); the steering
+ * interpolates, as build-ids are uniform: ~4 reads for 100 000 entries.
+ */
+typedef long (*shstk_al_read_fn)(void *ctx, void *buf, size_t len, uint64_t off);
+int shstk_allowlist_parse_read(shstk_al_read_fn rd, void *ctx, uint64_t size, struct shstk_allowlist *ret);
+int shstk_allowlist_lookup_read(const struct shstk_allowlist *al, shstk_al_read_fn rd, void *ctx,
+				const struct shstk_al_key *key, struct shstk_al_entry *ret);
+
 /* One open, fstat, mmap; the mapping is released by shstk_allowlist_unmap(). */
 int shstk_allowlist_map(const char *path, unsigned verify, struct shstk_allowlist *ret,
 			struct shstk_err *err);

@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,37 +62,123 @@ static pl_dlmopen_fn real_dlmopen_fn(void)
 	return f ? f : (pl_dlmopen_fn)shstk_pl_resolve_dlmopen();
 }
 
-/* The refusal message, per thread as dlerror() is; initial-exec TLS needs no allocation. */
+/*
+ * The refusal message, per thread as dlerror() is; initial-exec TLS needs no
+ * allocation.  pl_dlerr_pending says that the last dlopen() of this thread
+ * was refused and nobody has read that yet.  dlerror() asks glibc first: the
+ * gate drained glibc's error state when it refused, so an error glibc holds
+ * now came from a later call (a failing dlsym()) and is the last error, which
+ * is what dlerror() must report (issue 17: the refusal used to answer it).
+ * Every gated dlopen() starts afresh.  glibc's own way to carry an error (a
+ * failing dl* call) cannot be used to plant the refusal: it longjmp()s inside
+ * the loader, which a shadow stack on a C library without CET support (Debian
+ * 12) kills with #CP, in exactly the processes the gate runs in.
+ */
 static __thread char pl_dlerr[384] __attribute__((tls_model("initial-exec")));
 static __thread char pl_dlerr_pending __attribute__((tls_model("initial-exec")));
+
+static pl_dlerror_fn real_dlerror_fn(void)
+{
+	pl_dlerror_fn real = __atomic_load_n(&real_dlerror, __ATOMIC_ACQUIRE);
+
+	if (!real) {
+		real = (pl_dlerror_fn)dlsym(RTLD_NEXT, "dlerror");
+		__atomic_store_n(&real_dlerror, real, __ATOMIC_RELEASE);
+	}
+	return real;
+}
 
 SHSTK_PL_EXPORT char *dlerror(void);
 
 char *dlerror(void)
 {
-	pl_dlerror_fn real;
+	pl_dlerror_fn real = real_dlerror_fn();
+	char *e = real ? real() : NULL;
 
 	if (pl_dlerr_pending) {
 		pl_dlerr_pending = 0;
-		return pl_dlerr;
+		if (!e)
+			return pl_dlerr;
 	}
-	real = __atomic_load_n(&real_dlerror, __ATOMIC_ACQUIRE);
-	if (!real) {
-		real = (pl_dlerror_fn)dlsym(RTLD_NEXT, "dlerror");
-		__atomic_store_n(&real_dlerror, real, __ATOMIC_RELEASE);
-	}
-	return real ? real() : NULL;
+	return e;
 }
 
-static int count_cb(struct dl_phdr_info *info, size_t size, void *data)
+/*
+ * What identifies a loaded object while it stays loaded: its load address,
+ * its program headers and its name.  The objects a dlopen() added are told
+ * apart by identity, not by their position or number in the list, which
+ * another thread's dlclose() shifts (issue 17).
+ */
+struct obj_id {
+	uintptr_t addr;
+	uintptr_t phdr;
+	uint64_t name;
+};
+
+static uint64_t name_hash(const char *s)
 {
-	(*(size_t *)data)++;
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static void obj_id_of(const struct dl_phdr_info *info, struct obj_id *ret)
+{
+	*ret = (struct obj_id){ info->dlpi_addr, (uintptr_t)info->dlpi_phdr, name_hash(info->dlpi_name) };
+}
+
+static int obj_id_cmp(const void *a, const void *b)
+{
+	const struct obj_id *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->phdr != y->phdr)
+		return x->phdr < y->phdr ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* The objects loaded before the call, sorted; v NULL when memory ran out. */
+struct snapshot {
+	struct obj_id *v;
+	size_t n, cap;
+};
+
+static int snap_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct snapshot *sn = data;
+
+	if (sn->n == sn->cap) {
+		struct obj_id *nv = realloc(sn->v, (sn->cap * 2) * sizeof(*nv));
+
+		if (!nv) {
+			free(sn->v);
+			sn->v = NULL;
+			return 1;
+		}
+		sn->v = nv;
+		sn->cap *= 2;
+	}
+	obj_id_of(info, &sn->v[sn->n++]);
 	return 0;
 }
 
+static void snapshot_take(struct snapshot *sn)
+{
+	sn->n = 0;
+	sn->cap = 64;
+	sn->v = malloc(sn->cap * sizeof(*sn->v));
+	if (!sn->v)
+		return;
+	dl_iterate_phdr(snap_cb, sn);
+	if (sn->v)
+		qsort(sn->v, sn->n, sizeof(*sn->v), obj_id_cmp);
+}
+
 struct gate_scan {
-	size_t skip;    /* objects loaded before the call */
-	size_t index;
+	const struct snapshot *before;
 	const struct link_map *target; /* the object dlopen returned, new or not */
 	int verdict;    /* the worst */
 	const char *refused;
@@ -104,6 +191,7 @@ static void report_object(const struct dl_phdr_info *info, const struct shstk_pl
 	struct shstk_event ev = st->start;
 
 	ev.type = SHSTK_EV_DLOPEN;
+	ev.pid = (uint32_t)getpid(); /* this process's, even in a child forked after start */
 	ev.flags = flags | (st->start.flags & SHSTK_EV_F_SECURE);
 	ev.listed = lookup == 1 ? e->decision : 0xff;
 	memset(&ev.key, 0, sizeof(ev.key));
@@ -121,17 +209,31 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	struct gate_scan *g = data;
 	struct shstk_pl_obj_info oi;
 	struct shstk_al_entry e = { 0 };
+	struct shstk_al_key key;
 	uint32_t flags;
 	int lookup = 0, v;
 
-	if (g->index++ < g->skip &&
-	    !(g->target && info->dlpi_addr == g->target->l_addr && info->dlpi_name == g->target->l_name))
+	bool is_target = g->target && info->dlpi_addr == g->target->l_addr && info->dlpi_name == g->target->l_name;
+	struct obj_id id;
+
+	/*
+	 * Loaded before the call: not added by it.  Without a snapshot (no
+	 * memory) only the object dlopen returned is checked.
+	 */
+	obj_id_of(info, &id);
+	if (g->before->v ? bsearch(&id, g->before->v, g->before->n, sizeof(id), obj_id_cmp) != NULL : !is_target)
 		return 0;
 	shstk_pl_inspect(info, &oi);
-	if (st->al_mapped && oi.build_id_len)
-		lookup = shstk_allowlist_lookup_buildid(&st->al, oi.build_id, oi.build_id_len, &e);
+	if (oi.build_id_len && shstk_al_key_build_id(&key, oi.build_id, oi.build_id_len) == 0) {
+		struct shstk_allowlist al;
+
+		/* Read again, never kept mapped: see PL_AL_READ_MAX in preload.c. */
+		if (!st->al_path || shstk_pl_allowlist_query(st->al_path, st->al_override, &key, &al, &e,
+								&lookup) < 0)
+			lookup = 0;
+	}
 	v = shstk_pl_dlopen_verdict(true, oi.has_property && (oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK),
-				    lookup, &e, st->al.flags, &flags);
+				    lookup, &e, st->al_flags, &flags);
 	if (v == SHSTK_PL_DL_ALLOW)
 		return 0;
 	report_object(info, &oi, lookup, &e, flags);
@@ -144,9 +246,10 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* After the real call: check what it added; refuse by unloading and failing. */
-static void *gate_after(void *handle, size_t before, const char *file)
+static void *gate_after(void *handle, const struct snapshot *before, const char *file)
 {
-	struct gate_scan g = { .skip = before };
+	struct gate_scan g = { .before = before };
+	pl_dlerror_fn real_err;
 
 	if (!handle)
 		return NULL;
@@ -160,6 +263,10 @@ static void *gate_after(void *handle, size_t before, const char *file)
 		 "and this process runs with a shadow stack (policy: refuse)",
 		 file, g.refused && g.refused[0] ? g.refused : file);
 	dlclose(handle);
+	/* Whatever glibc holds is older than the refusal: see dlerror() above. */
+	real_err = real_dlerror_fn();
+	if (real_err)
+		(void)real_err();
 	pl_dlerr_pending = 1;
 	return NULL;
 }
@@ -220,15 +327,49 @@ static char *resolve_like_caller(void *caller_map, Lmid_t lmid, const char *name
 }
 
 /*
+ * Gated loads (and the unloads of refused objects) run one at a time: the
+ * objects a dlopen() added are those not loaded before it, and another
+ * thread's gated dlopen() in between would make its objects look like ours
+ * (and have ours refused for them).  Recursive: a constructor run by the real
+ * dlopen() may dlopen() too.  glibc holds its own loader lock across the
+ * same span, so this adds no wait glibc does not impose already.  A fork()
+ * while another thread holds it leaves the child's copy locked: the child
+ * starts it afresh (pl_gate_atfork_child, registered when the gate turns on).
+ */
+static pthread_mutex_t pl_gate_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static void pl_gate_atfork_prepare(void)
+{
+	pthread_mutex_lock(&pl_gate_lock);
+}
+
+static void pl_gate_atfork_parent(void)
+{
+	pthread_mutex_unlock(&pl_gate_lock);
+}
+
+static void pl_gate_atfork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+	memcpy(&pl_gate_lock, &fresh, sizeof(fresh));
+}
+
+void shstk_pl_gate_init(void)
+{
+	(void)pthread_atfork(pl_gate_atfork_prepare, pl_gate_atfork_parent, pl_gate_atfork_child);
+}
+
+/*
  * Entered by a jump from dlgate.S, so the return address is the caller of
  * dlopen/dlmopen: its object gives the namespace and the search path.
  */
 static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *file, int mode)
 {
 	struct link_map *cm = NULL;
+	struct snapshot before;
 	Dl_info di;
 	char *path = NULL;
-	size_t before = 0;
 	void *h;
 
 	if (!real_dlopen_fn() || !real_dlmopen_fn())
@@ -240,13 +381,17 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 	if (file && !strchr(file, '/') && cm && lmid >= 0)
 		path = resolve_like_caller(cm, lmid, file);
 	pl_dlerr_pending = 0;
-	dl_iterate_phdr(count_cb, &before);
+	pthread_mutex_lock(&pl_gate_lock);
+	snapshot_take(&before);
 	if (!is_dlmopen && lmid == LM_ID_BASE)
 		h = real_dlopen_fn()(path ? path : file, mode);
 	else
 		h = real_dlmopen_fn()(lmid, path ? path : file, mode);
+	h = gate_after(h, &before, file ? file : "(main program)");
+	pthread_mutex_unlock(&pl_gate_lock);
+	free(before.v);
 	free(path);
-	return gate_after(h, before, file ? file : "(main program)");
+	return h;
 }
 
 void *shstk_pl_dlopen_gated(const char *file, int mode)

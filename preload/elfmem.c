@@ -2,7 +2,8 @@
 /*
  * Reading the notes of an object already mapped by the loader: the GNU build-id
  * and the x86 feature property.  The bytes are the loader's mapping of the file,
- * which anyone could have crafted, so every size is checked against the segment.
+ * which anyone could have crafted, so every size is checked against the segment
+ * and every note segment must lie inside a loaded one.
  */
 #include <link.h>
 #include <string.h>
@@ -80,16 +81,42 @@ void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shst
 	}
 }
 
+/*
+ * Whether [vaddr, vaddr + len) lies inside the file-backed bytes of one
+ * readable PT_LOAD segment.  The loader maps PT_LOAD segments only: a
+ * PT_NOTE or PT_GNU_PROPERTY header is just a pointer into them, and a
+ * crafted one can point at an unmapped page, at a PROT_NONE gap between
+ * segments (a read faults) or past the address space (wraps).  Bytes past
+ * p_filesz are the loader's zero fill, never the file's notes.
+ */
+static bool in_loaded_segment(const ElfW(Phdr) *phdr, size_t phnum, ElfW(Addr) vaddr, size_t len)
+{
+	if (vaddr > (ElfW(Addr))-1 - len)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		const ElfW(Phdr) *ld = &phdr[i];
+
+		if (ld->p_type != PT_LOAD || !(ld->p_flags & PF_R) || ld->p_filesz > ld->p_memsz)
+			continue;
+		if (vaddr >= ld->p_vaddr && vaddr - ld->p_vaddr <= ld->p_filesz &&
+		    len <= ld->p_filesz - (vaddr - ld->p_vaddr))
+			return true;
+	}
+	return false;
+}
+
 void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	for (int i = 0; i < info->dlpi_phnum; i++) {
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		/* The loader maps p_filesz bytes of a note segment; p_memsz may claim more. */
 		size_t len = ph->p_filesz < ph->p_memsz ? ph->p_filesz : ph->p_memsz;
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
 
-		if (ph->p_type == PT_GNU_PROPERTY || ph->p_type == PT_NOTE)
-			shstk_pl_scan_notes(p, len, ph->p_align, ret);
+		if (ph->p_type != PT_GNU_PROPERTY && ph->p_type != PT_NOTE)
+			continue;
+		if (!in_loaded_segment(info->dlpi_phdr, info->dlpi_phnum, ph->p_vaddr, len))
+			continue;
+		shstk_pl_scan_notes((const uint8_t *)(info->dlpi_addr + ph->p_vaddr), len, ph->p_align, ret);
 	}
 }

@@ -4,7 +4,8 @@
  * executable, looks its decision up in the allowlist and enables (audits,
  * locks) the shadow stack inline, before main, in a frame that never returns.
  *
- * Rules this file keeps: no malloc (dlsym may allocate only on failure), no
+ * Rules this file keeps: no malloc before acting (dlsym may allocate only on
+ * failure; a process whose dlopen gate turns on copies one path after), no
  * stdio streams, no output but the opt-in debug line on stderr, errno
  * untouched (raw system calls, sys.h), and nothing at all changes for a binary
  * that is not listed or on a kernel without shadow stacks.
@@ -112,11 +113,57 @@ void shstk_pl_debugf(const char *fmt, ...)
 }
 
 /*
- * One non-blocking datagram.  A missing daemon costs one failed stat(): a
- * socket()+sendto()+close() that ends in ENOENT costs ten times as much
- * (allocating and freeing the socket), at every exec of a machine where
- * shstkd does not run.  A socket file left by a stopped daemon still costs the
- * full attempt (ECONNREFUSED), as before.
+ * Whether a seccomp filter (or strict mode) may be in force: the Seccomp:
+ * line of /proc/self/status, read with openat/read/close, which the loader
+ * itself made in this process (a filter that killed them would have killed
+ * the process before the preload ran).  Anything unclear counts as a filter:
+ * no /proc, an unreadable or oversized file.  No Seccomp: line at all is a
+ * kernel without CONFIG_SECCOMP, where no filter exists.
+ */
+static bool pl_seccomp_maybe(void)
+{
+	static const char key[] = "\nSeccomp:";
+	char buf[4096];
+	size_t len = 0;
+	int fd = pl_openat("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true;
+	while (len < sizeof(buf) - 1) {
+		long n = pl_read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (n == -EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				len = sizeof(buf); /* unreadable: say "maybe" below */
+			break;
+		}
+		len += (size_t)n;
+	}
+	pl_close(fd);
+	if (len >= sizeof(buf) - 1)
+		return true;
+	for (size_t i = 0; i + sizeof(key) - 1 < len; i++) {
+		if (!pl_has_prefix(buf + i, key, sizeof(key) - 1))
+			continue;
+		for (i += sizeof(key) - 1; i < len && (buf[i] == ' ' || buf[i] == '\t'); i++)
+			;
+		return !(i + 1 < len && buf[i] == '0' && buf[i + 1] == '\n');
+	}
+	return false;
+}
+
+/*
+ * One non-blocking datagram, and only where nothing can be killed for it: a
+ * process under a seccomp filter (a service with SystemCallFilter=, a
+ * sandbox) may die of socket() or sendto() (issue 17), so then nothing is
+ * sent.  Callers send only what shstkd needs (audit decisions, gated dlopen
+ * objects), so this costs nothing in the common case.  A missing daemon
+ * costs one failed stat() (newfstatat, which the loader makes too); reading
+ * /proc/self/status costs about 5 us, so it comes only once a socket is
+ * there; a socket file left by a stopped daemon costs the full attempt
+ * (ECONNREFUSED).
  */
 void shstk_pl_send_event(const struct shstk_event *ev)
 {
@@ -128,7 +175,10 @@ void shstk_pl_send_event(const struct shstk_event *ev)
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
 		return;
+	/* The socket first: without a daemon the costlier check is not needed. */
 	if (pl_stat(shstk_pl_state.events, &sb) != 0 || !S_ISSOCK(sb.st_mode))
+		return;
+	if (pl_seccomp_maybe())
 		return;
 	len = shstk_ev_encode(ev, buf);
 	pl_copy(sa.sun_path, shstk_pl_state.events, plen);
@@ -158,6 +208,7 @@ static bool obj_contains(const struct dl_phdr_info *info, uintptr_t addr)
 
 struct pl_scan {
 	uintptr_t vdso;
+	bool main_only;          /* stop after the main program (its identity is all a lookup needs) */
 	bool main_seen;
 	struct shstk_pl_obj_info main;
 	bool all_marked;
@@ -186,6 +237,8 @@ static int pl_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (size < offsetof(struct dl_phdr_info, dlpi_phnum) + sizeof(info->dlpi_phnum))
 		return 1;
 	s->main_seen = true;
+	if (!first && s->main_only)
+		return 1;
 	/* The first object is the main program; the vDSO and this preload vouch for themselves. */
 	if (!first && ((s->vdso && info->dlpi_addr == s->vdso) ||
 		       obj_contains(info, (uintptr_t)&pl_self_anchor)))
@@ -204,81 +257,127 @@ static int pl_scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /*
- * Allowlists up to this size are read into a buffer in the start-up frame
- * instead of mapped.  mmap(), the page fault on the mapping and munmap()
- * cost about three times one pread() of the same page (measured here: ~12 us
- * against ~4 us in a fresh process), at every exec.  The buffer lives in
- * __libc_start_main's frame, which never returns, so a process that keeps the
- * allowlist for its dlopen gate keeps a valid buffer; 4 KiB of the main
- * thread's stack are the price.  Larger files (a whole distribution's
- * decisions) are mapped, as a lookup reads a few of their pages only.
+ * Allowlists up to this size are read whole with one pread() into a buffer
+ * on the stack; larger ones (a whole distribution's decisions) are read in
+ * the pieces a lookup needs (shstk_allowlist_lookup_read: the steering keys
+ * and two blocks).  Nothing is ever mapped: a mapping that outlives the check
+ * of the file's size raises SIGBUS in the process the moment an administrator
+ * truncates the file in place (issue 17), where a read only comes back short.
+ * mmap(), the page faults and munmap() also cost more than these reads.
  */
 #define PL_AL_READ_MAX 4096
 
-/* The whole file into buf, or -EBADMSG if it is not st_size bytes long now. */
-static int pl_read_all(int fd, uint8_t *buf, size_t size)
+/*
+ * A file the preload may trust: regular, not writable by others, owned by
+ * root (or, for a path from SHSTK_ALLOWLIST, by the user: that file only
+ * decides for the user's own processes, and the variable is ignored in
+ * secure execution).
+ */
+static int pl_al_check(const struct stat *st, bool override)
 {
-	size_t done = 0;
-
-	while (done < size) {
-		long n = pl_pread(fd, buf + done, size - done, (long)done);
-
-		if (n == -EINTR)
-			continue;
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EBADMSG;
-		done += (size_t)n;
-	}
+	if (!S_ISREG(st->st_mode) || st->st_size < SHSTK_AL_HEADER_SIZE)
+		return -EBADMSG;
+	if ((st->st_uid != 0 && !(override && st->st_uid == (uid_t)pl_sys3(SYS_getuid, 0, 0, 0))) ||
+	    (st->st_mode & 022))
+		return -EPERM;
 	return 0;
 }
 
 /*
- * shstk_allowlist_map() with raw system calls (see sys.h), or a read into buf
- * when the file fits.  The default file must belong to root and be writable by
- * nobody else: it decides for setuid programs too.
+ * Opens the allowlist read-only, or -errno.  stat() first: anything but a
+ * regular file is refused without being opened, as open() can block (a FIFO)
+ * or act (a watchdog device starts counting when opened).  O_NONBLOCK covers
+ * a FIFO swapped in between; fstat() then checks the file actually opened.
  */
-static int pl_map_allowlist(const char *override_path, struct shstk_allowlist *al, uint8_t *buf,
-			    size_t bufsize, bool *ret_read)
+static int pl_al_open(const char *path, bool override, uint64_t *ret_size)
 {
-	const char *path = override_path ? override_path : SHSTK_STATEDIR "/allowlist";
-	const void *m;
-	struct stat st;
+	struct stat sb, st;
 	int fd, r;
 
-	*ret_read = false;
-	/* O_NONBLOCK: a FIFO (or a device) at the path must not hang every
-	 * process start until someone writes to it (issue 17); the checks
-	 * below refuse anything but a regular file, where it changes nothing. */
+	r = pl_stat(path, &sb);
+	if (r == 0)
+		r = pl_al_check(&sb, override);
+	if (r < 0)
+		return r;
 	fd = pl_openat(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
 	r = pl_fstat(fd, &st);
-	if (r == 0 && (!S_ISREG(st.st_mode) || st.st_size < SHSTK_AL_HEADER_SIZE ||
-		       (uint64_t)st.st_size > SIZE_MAX / 2))
+	if (r == 0)
+		r = pl_al_check(&st, override);
+	if (r == 0 && (st.st_dev != sb.st_dev || st.st_ino != sb.st_ino))
 		r = -EBADMSG;
-	if (r == 0 && ((st.st_uid != 0 && !(override_path && st.st_uid == (uid_t)pl_sys3(SYS_getuid, 0, 0, 0))) ||
-		       (st.st_mode & 022)))
-		r = -EPERM;
-	if (r == 0 && (size_t)st.st_size <= bufsize) {
-		r = pl_read_all(fd, buf, (size_t)st.st_size);
-		m = buf;
-		*ret_read = true;
+	if (r < 0) {
+		pl_close(fd);
+		return r;
+	}
+	*ret_size = (uint64_t)st.st_size;
+	return fd;
+}
+
+/* shstk_al_read_fn over a file descriptor: the bytes read, short only at the end of the file. */
+static long pl_al_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	int fd = *(const int *)ctx;
+	size_t done = 0;
+
+	while (done < len) {
+		long n = pl_pread(fd, (uint8_t *)buf + done, len - done, (long)(off + done));
+
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (long)done;
+}
+
+/*
+ * A small file, whole, onto the stack.  Not inlined into the caller, so this
+ * buffer and shstk_allowlist_lookup_read()'s share stack pages instead of
+ * adding up: each new page of the main thread's stack is a page fault.
+ */
+static __attribute__((noinline)) int pl_al_query_small(int fd, size_t size, const struct shstk_al_key *key,
+						      struct shstk_allowlist *al, struct shstk_al_entry *entry,
+						      int *ret_lookup)
+{
+	uint8_t buf[PL_AL_READ_MAX] __attribute__((aligned(8)));
+	long n = pl_al_pread(&fd, buf, size, 0);
+	int r = n < 0 ? (int)n : (size_t)n != size ? -EBADMSG : 0;
+
+	if (r == 0)
+		r = shstk_allowlist_parse(buf, size, 0, al, NULL);
+	if (r == 0 && key)
+		*ret_lookup = shstk_allowlist_lookup(al, key, entry);
+	/* The buffer dies with this frame: nothing may point into it. */
+	al->map = al->table = al->entries = NULL;
+	return r;
+}
+
+int shstk_pl_allowlist_query(const char *path, bool override, const struct shstk_al_key *key,
+			     struct shstk_allowlist *al, struct shstk_al_entry *entry, int *ret_lookup)
+{
+	uint64_t size;
+	int fd, r;
+
+	*ret_lookup = 0;
+	fd = pl_al_open(path, override, &size);
+	if (fd < 0)
+		return fd;
+	if (size <= PL_AL_READ_MAX) {
+		r = pl_al_query_small(fd, (size_t)size, key, al, entry, ret_lookup);
 	} else {
-		m = r == 0 ? pl_mmap_ro((size_t)st.st_size, fd) : NULL;
+		r = shstk_allowlist_parse_read(pl_al_pread, &fd, size, al);
+		if (r == 0 && key)
+			*ret_lookup = shstk_allowlist_lookup_read(al, pl_al_pread, &fd, key, entry);
 	}
 	pl_close(fd);
-	if (r < 0)
-		return r;
-	if (pl_mmap_failed(m))
-		return (int)(long)m;
-	r = shstk_allowlist_parse(m, (size_t)st.st_size, 0, al, NULL);
-	if (r < 0) {
-		if (!*ret_read)
-			pl_munmap(m, (size_t)st.st_size);
-		al->map = NULL;
-	}
+	/* A read error or a file cut short under a lookup: as corrupt as a bad block. */
+	if (r == 0 && *ret_lookup < 0 && *ret_lookup != -EINVAL)
+		*ret_lookup = -EBADMSG;
 	return r;
 }
 
@@ -337,36 +436,51 @@ static void pl_set_name(struct shstk_event *ev, const char *name)
 }
 
 /* Everything before acting; a normal function, so it may return. */
-static __attribute__((noinline)) void pl_prepare(char **envp, uint8_t *al_buf, size_t al_bufsize,
-						 struct shstk_pl_plan *plan)
+static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_plan *plan)
 {
 	struct shstk_pl_state *st = &shstk_pl_state;
 	struct shstk_pl_input in = { .override = -1 };
 	struct pl_scan scan = { .all_marked = true };
 	struct shstk_event *ev = &st->start;
+	struct shstk_allowlist al;
 	const char *al_path = NULL;
 	unsigned long features = 0;
 
 	pl_read_env(envp, &in, &al_path);
 	ev->type = SHSTK_EV_START;
-	ev->pid = (uint32_t)pl_getpid();
 	if (!in.disabled) {
-		in.al_state = pl_map_allowlist(al_path, &st->al, al_buf, al_bufsize, &st->al_read);
-		if (in.al_state == 0) {
-			in.al_flags = st->al.flags;
-			ev->generation = st->al.generation;
-		}
 		scan.vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+		/*
+		 * The main program first: its identity is all the lookup needs.
+		 * The markings of every other object matter only to a binary the
+		 * allowlist (or an override) decides for, so the notes of the
+		 * C library and the rest are read only then: for an unlisted
+		 * binary, nearly every exec, they cost page faults on pages
+		 * the loader never touched.
+		 */
+		scan.main_only = true;
 		dl_iterate_phdr(pl_scan_cb, &scan);
+		in.have_identity = pl_identify(&scan, &ev->key);
+		st->al_path = al_path ? al_path : SHSTK_STATEDIR "/allowlist";
+		st->al_override = al_path != NULL;
+		in.al_state = shstk_pl_allowlist_query(st->al_path, st->al_override,
+						       in.have_identity ? &ev->key : NULL, &al,
+						       &in.entry, &in.lookup);
+		if (in.al_state == 0) {
+			in.al_flags = st->al_flags = al.flags;
+			ev->generation = al.generation;
+		}
+		if (in.al_state == 0 && (in.lookup == 1 || in.override_present)) {
+			scan = (struct pl_scan){ .vdso = scan.vdso, .all_marked = true };
+			dl_iterate_phdr(pl_scan_cb, &scan);
+		}
 		in.all_marked = scan.all_marked;
 		in.libc_marked = scan.libc_marked;
-		in.have_identity = pl_identify(&scan, &ev->key);
-		if (in.al_state == 0 && in.have_identity)
-			in.lookup = shstk_allowlist_lookup(&st->al, &ev->key, &in.entry);
 		in.status_ok = pl_raw_arch_prctl(SHSTK_ARCH_SHSTK_STATUS, (unsigned long)&features) == 0;
 		in.status = features;
 	}
 	shstk_pl_decide(&in, plan);
+	st->al_valid = in.al_state == 0 && !(in.have_identity && in.lookup < 0);
 	ev->decision = plan->decision;
 	ev->source = plan->source;
 	ev->listed = plan->listed < 0 ? 0xff : (uint8_t)plan->listed;
@@ -385,9 +499,22 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	ev->enabled_by = res->enabled_by;
 	ev->flags = res->flags;
 	ev->err = res->err;
-	if (ev->source != SHSTK_PL_SRC_DISABLED)
+	/*
+	 * Announced only when shstkd needs the run as evidence: a process the
+	 * decision runs with a shadow stack (audit or enforce, from the allowlist
+	 * or an override).  Those runs are what the engine counts (db.h: a clean
+	 * run had the shadow stack applied) and whose end it follows (an enforced
+	 * run killed by SIGSEGV).  The allowlist has no "wants evidence" bit; the
+	 * decision is the bit.  Every other process (nearly all: unlisted or off)
+	 * makes no socket and no system call beyond what its loader makes.
+	 */
+	if (ev->decision != SHSTK_DECISION_OFF && ev->source != SHSTK_PL_SRC_DISABLED) {
+		ev->pid = (uint32_t)pl_getpid();
 		shstk_pl_send_event(ev);
+	}
 	if (st->debug) {
+		if (ev->pid == 0)
+			ev->pid = (uint32_t)pl_getpid();
 		for (size_t i = 0; i < ev->key.len && ev->key.kind; i++)
 			snprintf(id + 2 * i, 3, "%02x", ev->key.bytes[i]);
 		shstk_pl_debugf("shstk-preload: pid=%u id=%s:%s decision=%s source=%u applied=%s by=%u "
@@ -397,14 +524,22 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 				shstk_decision_to_string(ev->applied), ev->enabled_by, ev->err, ev->flags,
 				(unsigned long long)ev->generation);
 	}
-	/* Only a process with a shadow stack gates dlopen and needs the file later. */
-	if ((res->applied != SHSTK_DECISION_OFF || st->gate_test) && st->al.map) {
-		st->al_mapped = true;
+	/*
+	 * Only a process with a shadow stack gates dlopen; the gate reads the
+	 * allowlist again at each dlopen, at the same path, so the path from
+	 * the environment (which the program may overwrite) is copied now.
+	 */
+	if ((res->applied != SHSTK_DECISION_OFF || st->gate_test) && st->al_valid) {
+		/*
+		 * Allocated only here, in the few processes with a gate: a static
+		 * buffer would grow .bss past its page, and the loader would map
+		 * that page at every exec.  NULL (no memory): the gate finds no
+		 * entries, as without an allowlist.
+		 */
+		if (st->al_override)
+			st->al_path = strdup(st->al_path);
+		shstk_pl_gate_init();
 		__atomic_store_n(&shstk_pl_gate_active, 1, __ATOMIC_RELEASE);
-	} else if (st->al.map) {
-		if (!st->al_read)
-			pl_munmap(st->al.map, st->al.size);
-		st->al.map = NULL;
 	}
 }
 
@@ -419,8 +554,6 @@ SHSTK_PL_EXPORT int __libc_start_main(pl_main_fn main_fn, int argc, char **argv,
 				      void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
 	pl_lsm_fn real = (pl_lsm_fn)dlsym(RTLD_NEXT, "__libc_start_main");
-	/* Lives as long as the process: this frame never returns (see PL_AL_READ_MAX). */
-	uint8_t al_buf[PL_AL_READ_MAX] __attribute__((aligned(8)));
 	struct shstk_pl_plan plan;
 	struct shstk_pl_result res;
 
@@ -429,7 +562,7 @@ SHSTK_PL_EXPORT int __libc_start_main(pl_main_fn main_fn, int argc, char **argv,
 		for (;;)
 			__asm__ volatile("syscall" : : "a"(231L), "D"(127L) : "rcx", "r11", "memory");
 	}
-	pl_prepare(argc >= 0 ? argv + argc + 1 : NULL, al_buf, sizeof(al_buf), &plan);
+	pl_prepare(argc >= 0 ? argv + argc + 1 : NULL, &plan);
 	/*
 	 * From here on this frame must never return: once a shadow stack is on,
 	 * its return address exists only on the normal stack.
@@ -451,5 +584,8 @@ SHSTK_PL_EXPORT size_t shstk_preload_last_event(uint8_t *buf, size_t size)
 {
 	if (size < SHSTK_EV_MAX || shstk_pl_state.start.type != SHSTK_EV_START)
 		return 0;
+	/* The pid is asked for only when the event is sent; here the program asks. */
+	if (shstk_pl_state.start.pid == 0)
+		shstk_pl_state.start.pid = (uint32_t)pl_getpid();
 	return shstk_ev_encode(&shstk_pl_state.start, buf);
 }

@@ -115,10 +115,11 @@ void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shst
 struct shstk_pl_state {
 	bool secure;
 	bool debug;
-	bool al_mapped;               /* al is kept only while a shadow stack is on */
-	bool al_read;                 /* al.map is the start-up frame's buffer, not an mmap() */
+	bool al_valid;                /* the allowlist was valid at start (the gate needs one) */
+	bool al_override;             /* al_path came from SHSTK_ALLOWLIST */
 	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
-	struct shstk_allowlist al;
+	uint32_t al_flags;            /* its SHSTK_AL_F_* at start */
+	const char *al_path;          /* where the gate reads it again (NULL: nowhere) */
 	char events[108];             /* sizeof(sockaddr_un.sun_path) */
 	struct shstk_event start;     /* the start-up event, also for shstk_preload_last_event() */
 	char start_name[256];         /* its name: the loader's strings are not ours to keep */
@@ -129,6 +130,17 @@ extern struct shstk_pl_state shstk_pl_state SHSTK_PL_HIDDEN;
 extern uint8_t shstk_pl_gate_active SHSTK_PL_HIDDEN;
 
 SHSTK_PL_HIDDEN void shstk_pl_send_event(const struct shstk_event *ev);
+/* Once, when the dlopen gate turns on (dlgate.c: its lock across fork). */
+SHSTK_PL_HIDDEN void shstk_pl_gate_init(void);
+/*
+ * Opens, checks, reads (never maps) and closes the allowlist at path: 0 and
+ * its header in *al (map, table and entries NULL) or -errno (-EBADMSG and
+ * -EPERM: refused).  With a key, *ret_lookup is the lookup's answer (1, 0 or
+ * -EBADMSG) and *entry the entry found.
+ */
+SHSTK_PL_HIDDEN int shstk_pl_allowlist_query(const char *path, bool override, const struct shstk_al_key *key,
+					     struct shstk_allowlist *al, struct shstk_al_entry *entry,
+					     int *ret_lookup);
 _printf_(1, 2) SHSTK_PL_HIDDEN void shstk_pl_debugf(const char *fmt, ...);
 struct dl_phdr_info;
 SHSTK_PL_HIDDEN void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info *ret);

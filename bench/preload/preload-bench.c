@@ -117,7 +117,7 @@ static int write_allowlist(const char *path, const struct shstk_al_key *prog_key
 
 	if (!e)
 		return -ENOMEM;
-	for (size_t i = 0; i + 1 < n; i++) {
+	for (size_t i = 0; i + (prog_key ? 1 : 0) < n; i++) {
 		uint8_t id[20];
 
 		for (size_t j = 0; j < sizeof(id); j++) {
@@ -129,9 +129,15 @@ static int write_allowlist(const char *path, const struct shstk_al_key *prog_key
 		shstk_al_key_build_id(&e[i].key, id, sizeof(id));
 		e[i].decision = (uint8_t)(i % 3);
 	}
-	/* The program itself is listed (audit): the lookup hits and the enabling is tried. */
-	e[n - 1].key = *prog_key;
-	e[n - 1].decision = SHSTK_DECISION_AUDIT;
+	/*
+	 * The program itself is listed (audit): the lookup hits, the enabling is
+	 * tried and the start is announced.  Without prog_key it is not listed:
+	 * what nearly every exec on a real system meets.
+	 */
+	if (prog_key) {
+		e[n - 1].key = *prog_key;
+		e[n - 1].decision = SHSTK_DECISION_AUDIT;
+	}
 	r = shstk_allowlist_write(path, &hp, e, n, &err);
 	if (r < 0)
 		fprintf(stderr, "shstk-preload-bench: %s: %s\n", path, err.msg);
@@ -228,10 +234,10 @@ fail:
 
 /* The preload's conditions for one build of the library, appended to conds. */
 static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label, char *e_pre,
-				char *const e_al[3], char *e_nosock, char *e_sock)
+				char *const e_al[4], char *e_nosock, char *e_sock)
 {
 	static const char *const what[] = { "no allowlist", "10-entry allowlist", "100000 entries",
-					    "100000 + daemon socket" };
+					    "100000 + daemon socket", "100000 unlisted + daemon" };
 
 	for (size_t i = 0; i < ELEMENTSOF(what); i++) {
 		struct cond *c = &conds[nc + i];
@@ -239,8 +245,8 @@ static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label
 		snprintf(c->name, sizeof(c->name), "%s, %s", label, what[i]);
 		c->env[0] = (char *)"PATH=/usr/bin:/bin";
 		c->env[1] = e_pre;
-		c->env[2] = e_al[i < 2 ? i : 2];
-		c->env[3] = i == 3 ? e_sock : e_nosock;
+		c->env[2] = e_al[i < 2 ? i : i == 4 ? 3 : 2];
+		c->env[3] = i >= 3 ? e_sock : e_nosock;
 		c->env[4] = NULL;
 	}
 	return nc + ELEMENTSOF(what);
@@ -258,7 +264,8 @@ static bool is_sock(const struct cond *c, const char *e_sock)
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/shstk-preload-bench.XXXXXX";
-	char missing[64], small[64], large[64], sock[64], e_missing[96], e_small[96], e_large[96];
+	char missing[64], small[64], large[64], unlisted[64], sock[64];
+	char e_missing[96], e_small[96], e_large[96], e_unlisted[96];
 	char e_sock[96], e_nosock[96], e_pre[4200], e_old[4200], e_empty[4200];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct shstk_al_key key;
@@ -297,8 +304,10 @@ int main(int argc, char **argv)
 	snprintf(missing, sizeof(missing), "%s/missing", dir);
 	snprintf(small, sizeof(small), "%s/small", dir);
 	snprintf(large, sizeof(large), "%s/large", dir);
+	snprintf(unlisted, sizeof(unlisted), "%s/unlisted", dir);
 	snprintf(sock, sizeof(sock), "%s/events", dir);
-	if (write_allowlist(small, &key, 10) < 0 || write_allowlist(large, &key, 100000) < 0)
+	if (write_allowlist(small, &key, 10) < 0 || write_allowlist(large, &key, 100000) < 0 ||
+	    write_allowlist(unlisted, NULL, 100000) < 0)
 		return 1;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -312,10 +321,11 @@ int main(int argc, char **argv)
 	snprintf(e_missing, sizeof(e_missing), "SHSTK_ALLOWLIST=%s", missing);
 	snprintf(e_small, sizeof(e_small), "SHSTK_ALLOWLIST=%s", small);
 	snprintf(e_large, sizeof(e_large), "SHSTK_ALLOWLIST=%s", large);
+	snprintf(e_unlisted, sizeof(e_unlisted), "SHSTK_ALLOWLIST=%s", unlisted);
 	snprintf(e_sock, sizeof(e_sock), "SHSTK_EVENTS_SOCKET=%s", sock);
 	snprintf(e_nosock, sizeof(e_nosock), "SHSTK_EVENTS_SOCKET=%s/no-daemon", dir);
 
-	char *const e_al[3] = { e_missing, e_small, e_large };
+	char *const e_al[4] = { e_missing, e_small, e_large, e_unlisted };
 	struct cond conds[16] = {
 		{ .name = "no preload", .env = { "PATH=/usr/bin:/bin", NULL } },
 		{ .name = "LD_PRELOAD empty library", .env = { "PATH=/usr/bin:/bin", e_empty, NULL } },

@@ -62,6 +62,7 @@ rpmfile=$(ls "$work"/RPMS/x86_64/shstk-policy-"$version"-1*.x86_64.rpm)
 rpm -qlp "$rpmfile" >"$work/files"
 sed 's/^/#   /' "$work/files"
 for f in /usr/bin/shstkctl /usr/sbin/shstkd /usr/libexec/shstk-coredump /usr/lib64/libshstk_preload.so \
+	/usr/lib/libshstk_preload.so /usr/libx32/libshstk_preload.so \
 	/etc/shstk-policy/policy.conf /usr/lib/systemd/system/shstkd.service \
 	/usr/lib/systemd/system/shstkd-rescan.service /usr/lib/systemd/system/shstkd-rescan.timer \
 	/usr/lib/sysusers.d/shstk-policy.conf /usr/lib/tmpfiles.d/shstk-policy.conf /var/lib/shstk-policy; do
@@ -96,4 +97,9 @@ check "installed shstkctl --help runs" sh -c "'$root/usr/bin/shstkctl' --help | 
 check "installed shstkctl --version" sh -c "'$root/usr/bin/shstkctl' --version | grep -qx 'shstkctl $version'"
 check "installed policy parses" "$root/usr/bin/shstkctl" policy check "$root/etc/shstk-policy/policy.conf"
 check "installed preload is an x86-64 shared object" sh -c "file -L '$root/usr/lib64/libshstk_preload.so' | grep -q 'ELF 64-bit LSB shared object, x86-64'"
+# /etc/ld.so.preload names PREFIX/$LIB/libshstk_preload.so: ld.so of i686 ($LIB = lib)
+# and x32 ($LIB = libx32) processes must find a library of their own class.
+check "installed i386 preload stub" sh -c "file -L '$root/usr/lib/libshstk_preload.so' | grep -q 'ELF 32-bit LSB shared object, Intel 80386'"
+check "installed x32 preload stub" sh -c "file -L '$root/usr/libx32/libshstk_preload.so' | grep -q 'ELF 32-bit LSB shared object, x86-64'"
+check "installed shstkctl writes \$LIB" sh -c "'$root/usr/bin/shstkctl' preload --help | grep -qF '/usr/\$LIB/libshstk_preload.so'"
 exit $fail

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "preload.h"
 #include "shstk-test.h"
@@ -508,6 +510,61 @@ static void test_preload_notes_truncated_and_hostile(void **state)
 	}
 }
 
+/*
+ * Hostile program headers: a note header is only a pointer, and the reader may
+ * follow it only into the readable file-backed bytes of a PT_LOAD.  Page 0 of
+ * the fake object is readable and holds valid notes; page 1 is PROT_NONE, as
+ * the gap between two segments is: reading it kills the test.
+ */
+static void test_preload_inspect_notes_outside_segments(void **state)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *base = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ElfW(Phdr) ph[3];
+	struct dl_phdr_info info = { .dlpi_name = "hostile", .dlpi_phdr = ph, .dlpi_phnum = 3 };
+	struct shstk_pl_obj_info oi;
+	size_t n, idn;
+	const struct {
+		const char *what;
+		ElfW(Addr) note_vaddr;
+		size_t note_len;
+		uint32_t load_flags;
+		size_t load_filesz;
+		bool found;
+	} cases[] = {
+		{ "inside", 0, 0, PF_R, 0, true },
+		{ "in the PROT_NONE page", (ElfW(Addr))pg, 64, PF_R, 0, false },
+		{ "straddling the segment's end", (ElfW(Addr))pg - 16, 64, PF_R, 0, false },
+		{ "in the zero fill past p_filesz", 64, 0, PF_R, 64, false },
+		{ "wrapping the address space", (ElfW(Addr))-16, 64, PF_R, 0, false },
+		{ "in an unreadable segment", 0, 0, PF_X, 0, false },
+		{ "far away", (ElfW(Addr))1 << 46, 64, PF_R, 0, false },
+	};
+
+	assert_true(base != MAP_FAILED);
+	assert_int_equal(mprotect(base + pg, (size_t)pg, PROT_NONE), 0);
+	n = property_note(base, SHSTK_X86_FEATURE_1_SHSTK);
+	idn = add_note(base + 64, 4, 3, "0123456789abcdefghij", 20);
+	info.dlpi_addr = (ElfW(Addr))base;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		/* PT_LOAD covering page 0 only, memsz two pages (page 1: "bss" that is not mapped here). */
+		ph[0] = (ElfW(Phdr)){ .p_type = PT_LOAD, .p_flags = cases[c].load_flags, .p_vaddr = 0,
+				      .p_filesz = cases[c].load_filesz ? cases[c].load_filesz : (size_t)pg,
+				      .p_memsz = (size_t)pg * 2, .p_align = (size_t)pg };
+		ph[1] = (ElfW(Phdr)){ .p_type = PT_GNU_PROPERTY, .p_vaddr = cases[c].note_vaddr,
+				      .p_filesz = cases[c].note_len ? cases[c].note_len : n,
+				      .p_memsz = cases[c].note_len ? cases[c].note_len : n, .p_align = 8 };
+		ph[2] = (ElfW(Phdr)){ .p_type = PT_NOTE, .p_vaddr = cases[c].note_vaddr + 64,
+				      .p_filesz = cases[c].note_len ? cases[c].note_len : idn,
+				      .p_memsz = cases[c].note_len ? cases[c].note_len : idn, .p_align = 4 };
+		shstk_pl_inspect(&info, &oi);
+		if (oi.has_property != cases[c].found || (oi.build_id_len == 20) != cases[c].found)
+			fail_msg("note %s: property %d, build-id length %zu", cases[c].what, oi.has_property,
+				 oi.build_id_len);
+	}
+	munmap(base, (size_t)pg * 2);
+}
+
 /* The reader on objects the real linker produced and the real loader mapped. */
 struct find_obj {
 	const char *suffix;
@@ -627,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_preload_dlopen_verdicts),
 		cmocka_unit_test(test_preload_notes_build_id_and_property),
 		cmocka_unit_test(test_preload_notes_truncated_and_hostile),
+		cmocka_unit_test(test_preload_inspect_notes_outside_segments),
 		cmocka_unit_test(test_preload_inspect_real_objects),
 		cmocka_unit_test(test_preload_event_round_trip),
 		cmocka_unit_test(test_preload_event_long_name_keeps_tail),

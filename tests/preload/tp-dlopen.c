@@ -2,13 +2,29 @@
 /*
  * Test program: dlopen()s each argument, calls its tp_entry() when present and
  * prints the outcome or dlerror(); checks that dlerror() is then empty.
+ * With TP_DLOPEN_WAIT=FILE it first prints "waiting" and waits (up to 60 s)
+ * for FILE to exist, so that a test can change the world between the
+ * preload's start-up and the dlopen()s.
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
+	const char *wait = getenv("TP_DLOPEN_WAIT");
 	int failed = 0;
+
+	if (wait) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		printf("waiting\n");
+		fflush(stdout);
+		for (int i = 0; i < 6000 && access(wait, F_OK) != 0; i++)
+			nanosleep(&ts, NULL);
+	}
 
 	for (int i = 1; i < argc; i++) {
 		void *h = dlopen(argv[i], RTLD_NOW);

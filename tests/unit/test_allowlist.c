@@ -409,6 +409,123 @@ static void test_allowlist_large_file_lookups(void **state)
 	free(e);
 }
 
+/* A shstk_al_read_fn over a buffer whose visible length can shrink, as a file cut in place. */
+struct mem_src {
+	const uint8_t *buf;
+	size_t len;
+	unsigned reads;
+};
+
+static long mem_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct mem_src *m = ctx;
+
+	m->reads++;
+	if (off >= m->len)
+		return 0;
+	if (len > m->len - off)
+		len = (size_t)(m->len - off);
+	memcpy(buf, m->buf + off, len);
+	return (long)len;
+}
+
+static void test_allowlist_read_lookup_matches_mapped(void **state)
+{
+	static const size_t counts[] = { 0, 1, 32, 33, 70, 5000 };
+	char path[128];
+
+	path_in_tmp(path, sizeof(path), "readlookup");
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		struct shstk_al_entry *e, got, want, absent;
+		struct shstk_allowlist al, rl;
+		struct mem_src src;
+		size_t n, size;
+		uint8_t *buf;
+
+		n = write_n(path, counts[c], SHSTK_AL_F_DLOPEN_REFUSE, &e);
+		buf = read_file(path, &size);
+		src = (struct mem_src){ buf, size, 0 };
+		assert_int_equal(shstk_allowlist_parse(buf, size, 0, &al, NULL), 0);
+		assert_int_equal(shstk_allowlist_parse_read(mem_read, &src, size, &rl), 0);
+		assert_int_equal(rl.count, al.count);
+		assert_int_equal(rl.flags, SHSTK_AL_F_DLOPEN_REFUSE);
+		assert_int_equal(rl.generation, 7);
+		assert_null(rl.map);
+		for (size_t i = 0; i < n; i += 1 + n / 300) {
+			assert_int_equal(shstk_allowlist_lookup_read(&rl, mem_read, &src, &e[i].key, &got), 1);
+			shstk_allowlist_lookup(&al, &e[i].key, &want);
+			assert_memory_equal(&got, &want, sizeof(got));
+		}
+		make_entry(&absent, 99999);
+		assert_int_equal(shstk_allowlist_lookup_read(&rl, mem_read, &src, &absent.key, NULL),
+				 shstk_allowlist_lookup(&al, &absent.key, NULL));
+		/* Cut short after the header was read: a short read is corruption, never a crash. */
+		for (size_t cut = 0; n && cut < size; cut += 1 + size / 97) {
+			src.len = cut;
+			assert_int_equal(shstk_allowlist_lookup_read(&rl, mem_read, &src, &e[n - 1].key, NULL),
+					 -EBADMSG);
+			if (cut < SHSTK_AL_HEADER_SIZE)
+				assert_int_equal(shstk_allowlist_parse_read(mem_read, &src, size, &rl), -EBADMSG);
+		}
+		src.len = size;
+		assert_int_equal(shstk_allowlist_parse_read(mem_read, &src, size, &rl), 0);
+		/* A flipped byte in an entry: that entry's lookup fails, as with the mapped reader. */
+		if (n >= 70) {
+			size_t off = (size_t)(al.entries - buf) + 40 * SHSTK_AL_ENTRY_SIZE + 3;
+
+			buf[off] ^= 0x20;
+			assert_int_equal(shstk_allowlist_lookup_read(&rl, mem_read, &src, &e[40].key, NULL),
+					 -EBADMSG);
+			buf[off] ^= 0x20;
+		}
+		/* The header is checked like the mapped reader's: a wrong size is refused. */
+		assert_int_equal(shstk_allowlist_parse_read(mem_read, &src, size + 8, &rl), -EBADMSG);
+		free(buf);
+		free(e);
+	}
+}
+
+/*
+ * Each probe of the reading lookup is a system call in the preload, at every
+ * exec: over 100 000 build-ids (hashes, uniform) the interpolating steering
+ * must need far fewer than bisection's 12 probes, and still find every key.
+ */
+static void test_allowlist_read_lookup_probes_few(void **state)
+{
+	struct shstk_al_header_params hp = { .generation = 1 };
+	struct shstk_al_entry *e = calloc(100000, sizeof(*e));
+	struct shstk_allowlist rl;
+	struct mem_src src;
+	char path[128];
+	size_t size, n = 100000;
+	unsigned lookups = 0, reads;
+	uint8_t *buf;
+
+	assert_non_null(e);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t id[20];
+
+		for (size_t j = 0; j < sizeof(id); j++)
+			id[j] = (uint8_t)rng();
+		assert_int_equal(shstk_al_key_build_id(&e[i].key, id, sizeof(id)), 0);
+		e[i].decision = SHSTK_DECISION_AUDIT;
+	}
+	path_in_tmp(path, sizeof(path), "probes");
+	assert_int_equal(shstk_allowlist_write(path, &hp, e, n, NULL), 0);
+	buf = read_file(path, &size);
+	src = (struct mem_src){ buf, size, 0 };
+	assert_int_equal(shstk_allowlist_parse_read(mem_read, &src, size, &rl), 0);
+	src.reads = 0;
+	for (size_t i = 0; i < n; i += 97, lookups++)
+		assert_int_equal(shstk_allowlist_lookup_read(&rl, mem_read, &src, &e[i].key, NULL), 1);
+	reads = src.reads;
+	print_message("# %u lookups, %.2f reads each (bisection: 14)\n", lookups, (double)reads / lookups);
+	/* Steering probes plus the block read and the CRC read. */
+	assert_true(reads < 8 * lookups);
+	free(buf);
+	free(e);
+}
+
 static size_t count_dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -525,6 +642,8 @@ int main(void)
 		cmocka_unit_test(test_allowlist_wrong_version_and_flags_rejected),
 		cmocka_unit_test(test_allowlist_unsorted_rejected_by_full_verify),
 		cmocka_unit_test(test_allowlist_large_file_lookups),
+		cmocka_unit_test(test_allowlist_read_lookup_matches_mapped),
+		cmocka_unit_test(test_allowlist_read_lookup_probes_few),
 		cmocka_unit_test(test_allowlist_write_replaces_atomically),
 		cmocka_unit_test(test_allowlist_write_rejects_bad_input),
 		cmocka_unit_test(test_allowlist_map_missing_and_odd_files),
