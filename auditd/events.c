@@ -240,10 +240,14 @@ static struct shstkd_exec_seen *exec_seen_of(struct shstkd *d, pid_t pid)
  */
 static int64_t owner_uid(struct shstkd *d, int dir, int64_t uid)
 {
-	_cleanup_close_ int ns = openat(dir, "ns/user", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int ns = -1;
 	struct stat st;
 	uid_t owner;
 
+	/* A kernel without CONFIG_USER_NS has one user namespace: ours. */
+	if (!d->userns_ino)
+		return uid;
+	ns = openat(dir, "ns/user", O_RDONLY | O_CLOEXEC);
 	if (ns < 0 || fstat(ns, &st) < 0)
 		return -ESRCH;
 	if (st.st_dev == d->userns_dev && st.st_ino == d->userns_ino)

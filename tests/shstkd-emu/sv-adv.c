@@ -14,6 +14,9 @@
  *                                violation; prints the child's pid
  *   sv-adv rename NAME           set its own name (comm) to NAME, print
  *                                "renamed PID", wait for SIGTERM
+ *   sv-adv zombie FILE PROG ARGS...  run PROG and reap it only once FILE
+ *                                exists (up to 120 s): its zombie stays
+ *                                readable in /proc until then
  * Exit 0, or 1 with a message (inject: the child's wait status as exit).
  */
 #include <errno.h>
@@ -117,6 +120,24 @@ static int rename_self(const char *name)
 	return 0;
 }
 
+static int zombie(const char *file, char **argv)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 1200 && access(file, F_OK) != 0; i++)
+		usleep(100000);
+	if (waitpid(pid, &status, 0) < 0)
+		return 1;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "as") == 0)
@@ -125,6 +146,8 @@ int main(int argc, char **argv)
 		return inject(argv + 2);
 	if (argc == 3 && strcmp(argv[1], "rename") == 0)
 		return rename_self(argv[2]);
-	fprintf(stderr, "usage: sv-adv as UID PROG ARGS... | inject PROG ARGS... | rename NAME\n");
+	if (argc >= 4 && strcmp(argv[1], "zombie") == 0)
+		return zombie(argv[2], argv + 3);
+	fprintf(stderr, "usage: sv-adv as UID PROG ARGS... | inject PROG ARGS... | rename NAME | zombie FILE PROG ARGS...\n");
 	return 1;
 }

@@ -11,6 +11,10 @@
  *                             (rt_sigqueueinfo, allowed to anyone towards
  *                             itself) and dies of it, with a core dump
  *   sv-victim --ready         prints "ready", then waits for a signal
+ *   sv-victim --disable FILE  prints "ready PID", waits for FILE (the lane's
+ *                             sign that shstkd has looked), turns its own
+ *                             shadow stack off (not locked in audit mode),
+ *                             prints "disabled RC", exits 0
  */
 #include <signal.h>
 #include <stdio.h>
@@ -49,6 +53,20 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		syscall(SYS_rt_sigqueueinfo, getpid(), SIGSEGV, &si);
 		return 3; /* not reached */
+	}
+	if (argc == 3 && strcmp(argv[1], "--disable") == 0) {
+		long rc;
+
+		printf("ready %d\n", (int)getpid());
+		fflush(stdout);
+		for (int i = 0; i < 1200 && access(argv[2], F_OK) != 0; i++)
+			usleep(100000);
+		/* ARCH_SHSTK_DISABLE (0x5002), ARCH_SHSTK_SHSTK (1) */
+		rc = syscall(SYS_arch_prctl, 0x5002, 1UL);
+
+		printf("disabled %ld\n", rc);
+		fflush(stdout);
+		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "--ready") == 0) {
 		printf("ready\n");
