@@ -113,7 +113,8 @@ static int copy_name(const struct field *f, const char *const *names, char *buf,
 /* arch/x86/kernel/cet.c cp_err[], the only strings the kernel passes as kind. */
 static const char *const kinds[] = { "near ret", "far/iret", "endbranch", "rstorssp", "setssbsy", "unknown", NULL };
 static const char *const modes[] = { "enforce", "audit", NULL };
-static const char *const actions[] = { "killed", "continued", NULL };
+/* killed: SIGSEGV, no handler; signal: SIGSEGV to a handler; resync: audit mode, carried on */
+static const char *const actions[] = { "killed", "signal", "resync", NULL };
 
 /*
  * The type: "type=1704 " (kernel log), "type=UNKNOWN[1704] " or
@@ -229,9 +230,14 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 		{ "gid", SHSTK_AF_GID },   { "auid", SHSTK_AF_AUID },   { "ses", SHSTK_AF_SES },
 		{ "comm", SHSTK_AF_COMM }, { "exe", SHSTK_AF_EXE },     { "ip", SHSTK_AF_IP },
 		{ "sp", SHSTK_AF_SP },     { "ssp", SHSTK_AF_SSP },     { "error", SHSTK_AF_ERROR },
-		{ "kind", SHSTK_AF_KIND }, { "mode", SHSTK_AF_MODE },   { "action", SHSTK_AF_ACTION },
-		{ "sig", SHSTK_AF_SIG },   { "obj", SHSTK_AF_OBJ },     { "obj_off", SHSTK_AF_OBJ_OFF },
-		{ "ret", SHSTK_AF_RET },   { "ret_obj", SHSTK_AF_RET_OBJ }, { "ret_obj_off", SHSTK_AF_RET_OBJ_OFF },
+		{ "kind", SHSTK_AF_KIND }, { "sig", SHSTK_AF_SIG },
+		/* kernel patch 0001: names audit userspace does not interpret otherwise
+		 * (its obj, mode, action and ret mean something else) */
+		{ "shstk_mode", SHSTK_AF_MODE }, { "shstk_action", SHSTK_AF_ACTION },
+		{ "ip_file", SHSTK_AF_OBJ }, { "ip_off", SHSTK_AF_OBJ_OFF },
+		{ "expected", SHSTK_AF_RET }, { "expected_file", SHSTK_AF_RET_OBJ },
+		{ "expected_off", SHSTK_AF_RET_OBJ_OFF }, { "target", SHSTK_AF_TARGET },
+		{ "count", SHSTK_AF_COUNT },
 	};
 	unsigned bit = 0;
 	uint64_t v;
@@ -298,9 +304,20 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 	case SHSTK_AF_OBJ_OFF:
 	case SHSTK_AF_RET:
 	case SHSTK_AF_RET_OBJ_OFF:
+	case SHSTK_AF_TARGET:
 		rc = f->quoted ? -EBADMSG : parse_0x(f->val, f->val_len, &v);
 		if (rc >= 0)
-			*(bit == SHSTK_AF_OBJ_OFF ? &r->obj_off : bit == SHSTK_AF_RET ? &r->ret : &r->ret_obj_off) = v;
+			*(bit == SHSTK_AF_OBJ_OFF ? &r->obj_off
+			  : bit == SHSTK_AF_RET	  ? &r->ret
+			  : bit == SHSTK_AF_TARGET ? &r->target
+						   : &r->ret_obj_off) = v;
+		break;
+	case SHSTK_AF_COUNT:
+		rc = parse_dec(f->val, f->val_len, UINT32_MAX, &v);
+		if (rc >= 0 && v == 0)
+			rc = -EBADMSG;
+		if (rc >= 0)
+			r->count = v;
 		break;
 	case SHSTK_AF_IP:
 	case SHSTK_AF_SP:
@@ -427,7 +444,9 @@ void shstk_audit_to_obs(const struct shstk_audit_record *r, struct shstk_violati
 	o->error_code = r->error;
 	o->kind = r->kind[0] ? r->kind : NULL;
 	o->mode = r->mode[0] ? r->mode : NULL;
-	o->action = r->action[0] ? r->action : NULL;
+	/* The database's word for "the thread carried on" is the one shstkctl
+	 * verify records too (engine/evidence.h): the kernel says resync. */
+	o->action = !r->action[0] ? NULL : strcmp(r->action, "resync") == 0 ? "continued" : r->action;
 	o->source_seq = r->serial;
 	/* The kernel resolved them at the fault: better than a later /proc lookup. */
 	if (r->obj[0] && (r->have & SHSTK_AF_OBJ_OFF)) {

@@ -47,12 +47,16 @@ enum {
 	SHSTK_AF_SIG = 1u << 13,
 	SHSTK_AF_GID = 1u << 14,
 	SHSTK_AF_SES = 1u << 15,
-	/* kernel patch 0006: the file and offset ip and the expected return are in */
+	/* the files and offsets ip and the expected return are in (ip_file,
+	 * ip_off; expected, expected_file, expected_off) */
 	SHSTK_AF_OBJ = 1u << 16,
 	SHSTK_AF_OBJ_OFF = 1u << 17,
 	SHSTK_AF_RET = 1u << 18,
 	SHSTK_AF_RET_OBJ = 1u << 19,
 	SHSTK_AF_RET_OBJ_OFF = 1u << 20,
+	/* the return address the RET tried to use, and the site's count */
+	SHSTK_AF_TARGET = 1u << 21,
+	SHSTK_AF_COUNT = 1u << 22,
 };
 
 struct shstk_audit_record {
@@ -65,14 +69,16 @@ struct shstk_audit_record {
 	int sig;
 	uint64_t ip, sp, ssp, error;
 	uint64_t obj_off, ret, ret_obj_off; /* valid with their SHSTK_AF_* bit */
+	uint64_t target;        /* target=: where the faulting RET tried to go */
+	uint64_t count;         /* count=: the site's violations in the process */
 	bool exe_deleted;       /* d_path's " (deleted)" suffix, removed from exe */
 	char comm[SHSTK_AUDIT_COMM_MAX];
 	char exe[SHSTK_AUDIT_PATH_MAX];
 	char obj[SHSTK_AUDIT_PATH_MAX];     /* the file ip is mapped from ("" if absent) */
 	char ret_obj[SHSTK_AUDIT_PATH_MAX]; /* the file the expected return is in */
 	char kind[16];          /* "near ret", "far/iret", ... */
-	char mode[16];          /* "enforce", "audit" */
-	char action[16];        /* "killed", "continued" */
+	char mode[16];          /* shstk_mode=: "enforce", "audit" */
+	char action[16];        /* shstk_action=: "killed", "signal", "resync" */
 };
 
 /*

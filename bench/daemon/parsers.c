@@ -50,7 +50,7 @@ int main(void)
 		snprintf(rec[i], sizeof(rec[i]),
 			 "audit(1764755000.%03d:%d): auid=1000 uid=1000 gid=1000 ses=3 pid=%d comm=\"t_ljmp\" "
 			 "exe=2F746D702F612062 tid=%d ip=0x401d2c sp=0x7ffd6c3a1e58 ssp=0x7f3a1e7ffff0 error=0x1 "
-			 "kind=\"near ret\" mode=audit action=continued",
+			 "kind=\"near ret\" shstk_mode=audit shstk_action=resync",
 			 i % 1000, i + 1, 1000 + i, 1000 + i);
 	for (int i = 0; i < N; i++) {
 		struct shstk_audit_record r;

@@ -13,8 +13,9 @@
  * runtime_check's ret compares that address with the one the call pushed on
  * the shadow stack and raises a control-protection fault (near ret): SIGSEGV
  * with si_code SEGV_CPERR under enforce.  In the kernel's audit mode the
- * thread loses its shadow stack, the ret completes, and the program finishes
- * normally (as it does on a CPU without shadow stacks).
+ * kernel re-synchronises the shadow stack (kernel series v2: the entry is
+ * kept and deopt_entry pushed above it), the ret completes with the shadow
+ * stack still on, and the program finishes normally.
  *
  * Output: "SAMPLE jit-deopt: done, …, deopts=1"; exit 0 when both paths
  * computed the right values.

@@ -52,14 +52,17 @@ static unsigned each_line(const char *name, int want)
 static void test_parse_audit_fixtures(void **state)
 {
 	assert_int_equal(each_line("audit-1704-ok.txt", 1), 5);
-	assert_int_equal(each_line("audit-1704-bochs-ok.txt", 1), 8);
+	assert_int_equal(each_line("audit-1704-bochs-ok.txt", 1), 6);
 	assert_int_equal(each_line("audit-1701-ok.txt", 1), 2);
 	assert_int_equal(each_line("audit-ignored.txt", 0), 4);
 	assert_int_equal(each_line("audit-bad.txt", -EBADMSG), 21);
 }
 
-/* A record the patched kernel really printed under Bochs CET emulation
- * (bochs-preload lane: tp-ljmp violating in audit mode and surviving). */
+/* Records the patched kernel (series v2) really printed under Bochs CET
+ * emulation: bochs-preload (tp-ljmp's longjmp() in enforce mode with a
+ * SIGSEGV handler, and in audit mode, re-synchronised: expected= is the
+ * return into libc's longjmp, target= the setjmp() frame's), bochs-selftests
+ * and bochs-shstkd. */
 static void test_parse_audit_captured_bochs(void **state)
 {
 	FILE *f = open_fixture("audit-1704-bochs-ok.txt");
@@ -74,15 +77,22 @@ static void test_parse_audit_captured_bochs(void **state)
 		assert_int_equal(r.type, 1704);
 		assert_true(shstk_audit_is_violation(&r));
 		assert_true(strcmp(r.mode, "audit") == 0 || strcmp(r.mode, "enforce") == 0);
-		assert_string_equal(strcmp(r.mode, "audit") == 0 ? "continued" : "killed", r.action);
+		if (strcmp(r.mode, "audit") == 0)
+			assert_string_equal(r.action, "resync");
+		else
+			assert_true(strcmp(r.action, "killed") == 0 || strcmp(r.action, "signal") == 0);
+		assert_true(r.have & SHSTK_AF_COUNT);
 		if (r.pid != 118)
 			continue;
 		seen = true;
-		assert_int_equal(r.serial, 3);
+		assert_int_equal(r.serial, 5);
 		assert_int_equal(r.tid, 118);
 		assert_string_equal(r.comm, "tp-ljmp");
 		assert_string_equal(r.exe, "/payload/tp-ljmp");
-		assert_true(r.ip == 0x562771246375 && r.sp == 0x7fff6eb115c8 && r.ssp == 0x7fecb8a2dfa0);
+		assert_true(r.ip == 0x556d52c48375 && r.sp == 0x7ffd01b92678 && r.ssp == 0x7fae16dd0fa0);
+		assert_true(r.target == 0x556d52c4814b && r.ret == 0x7fae16e0fdcb && r.count == 1);
+		assert_string_equal(r.obj, "/payload/tp-ljmp");
+		assert_string_equal(r.ret_obj, "/lib/x86_64-linux-gnu/libc.so.6");
 		assert_string_equal(r.kind, "near ret");
 		assert_string_equal(r.mode, "audit");
 	}
@@ -120,7 +130,7 @@ static void test_parse_audit_fields(void **state)
 	assert_true(r.ip == 0x401d2c && r.sp == 0x7ffd6c3a1e58 && r.ssp == 0x7f3a1e7ffff0 && r.error == 1);
 	assert_string_equal(r.kind, "near ret");
 	assert_string_equal(r.mode, "audit");
-	assert_string_equal(r.action, "continued");
+	assert_string_equal(r.action, "resync");
 	assert_true(shstk_audit_is_violation(&r));
 	shstk_audit_to_obs(&r, &o);
 	assert_int_equal(o.source, SHSTK_SRC_AUDIT);
@@ -159,7 +169,7 @@ static void test_parse_audit_netlink(void **state)
 {
 	static const char rec[] = "audit(1764755000.123:42): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" "
 				  "exe=\"/a\" tid=9 ip=0x1 sp=0x2 ssp=0x3 error=0x1 kind=\"near ret\" "
-				  "mode=enforce action=killed";
+				  "shstk_mode=enforce shstk_action=killed";
 	struct shstk_audit_record r;
 
 	assert_int_equal(shstk_audit_parse(rec, sizeof(rec), 1704, &r, NULL), 1); /* with the NUL */
@@ -208,28 +218,35 @@ static void test_parse_audit_long_values(void **state)
 	for (int i = 0; i < 4200; i++)
 		n += snprintf(rec + n, sizeof(rec) - (size_t)n, "41");
 	snprintf(rec + n, sizeof(rec) - (size_t)n,
-		 " tid=1 ip=0x1 sp=0x2 ssp=0x3 error=0x1 kind=\"near ret\" mode=audit action=killed");
+		 " tid=1 ip=0x1 sp=0x2 ssp=0x3 error=0x1 kind=\"near ret\" shstk_mode=audit shstk_action=killed");
 	assert_int_equal(shstk_audit_parse(rec, strlen(rec), 0, &r, NULL), -EBADMSG);
 }
 
-/* Kernel patch 0006: the kernel names the objects; they go into the observation. */
+/* Kernel patch 0001: the kernel names the files; they go into the observation. */
 static void test_parse_audit_objects(void **state)
 {
 	static const char rec[] =
 		"audit(1764755000.123:42): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
-		"ip=0x55e7131f5621 sp=0x2 ssp=0x7ffd0 error=0x1 obj=\"/opt/s/sample-jit-deopt\" obj_off=0x1621 "
-		"ret=0x7f00000251a0 ret_obj=2F6C69622F6C6962632E736F2E36 ret_obj_off=0x251a0 "
-		"kind=\"near ret\" mode=audit action=continued";
+		"ip=0x55e7131f5621 sp=0x2 ssp=0x7ffd0 error=0x1 ip_file=\"/opt/s/sample-jit-deopt\" ip_off=0x1621 "
+		"expected=0x7f00000251a0 expected_file=2F6C69622F6C6962632E736F2E36 expected_off=0x251a0 "
+		"target=0x55e7131f5700 target_file=\"/opt/s/sample-jit-deopt\" target_off=0x1700 "
+		"kind=\"near ret\" shstk_mode=audit shstk_action=resync count=16";
 	static const char anon[] =
 		"audit(1764755000.123:43): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
-		"ip=0x7f0000001000 sp=0x2 ssp=0x7ffd0 error=0x1 ret=0x7f0000002000 "
-		"kind=\"near ret\" mode=audit action=continued";
+		"ip=0x7f0000001000 sp=0x2 ssp=0x7ffd0 error=0x1 expected=0x7f0000002000 "
+		"kind=\"near ret\" shstk_mode=audit shstk_action=resync";
 	struct shstk_audit_record r;
 	struct shstk_violation_obs o;
 
 	(void)state;
 	assert_int_equal(shstk_audit_parse(rec, sizeof(rec) - 1, 1704, &r, NULL), 1);
+	assert_true(r.have & SHSTK_AF_TARGET);
+	assert_int_equal(r.target, 0x55e7131f5700);
+	assert_true(r.have & SHSTK_AF_COUNT);
+	assert_int_equal(r.count, 16);
+	assert_string_equal(r.action, "resync");
 	shstk_audit_to_obs(&r, &o);
+	assert_string_equal(o.action, "continued");
 	assert_string_equal(o.ip_object, "/opt/s/sample-jit-deopt");
 	assert_int_equal(o.ip_offset, 0x1621);
 	assert_int_equal(o.ret_addr, 0x7f00000251a0);
@@ -242,10 +259,23 @@ static void test_parse_audit_objects(void **state)
 	assert_null(o.ip_object);
 	assert_null(o.ret_object);
 	assert_int_equal(o.ret_addr, 0x7f0000002000);
+	assert_false(r.have & (SHSTK_AF_TARGET | SHSTK_AF_COUNT));
+
+	/* v1's names are auparse's (obj: an SELinux label, mode: a file mode,
+	 * action: a netfilter verdict): without shstk_mode/shstk_action the
+	 * record lacks required fields */
+	static const char v1[] =
+		"audit(1764755000.123:44): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
+		"ip=0x1 sp=0x2 ssp=0x3 error=0x1 kind=\"near ret\" mode=audit action=continued";
+	assert_int_equal(shstk_audit_parse(v1, sizeof(v1) - 1, 1704, &r, NULL), -EBADMSG);
+	/* count=0 cannot be: the first violation of a site is 1 */
+	char zero[sizeof(anon) + 16];
+	snprintf(zero, sizeof(zero), "%s count=0", anon);
+	assert_int_equal(shstk_audit_parse(zero, strlen(zero), 1704, &r, NULL), -EBADMSG);
 
 	/* a quoted offset, or the field twice, is malformed */
 	char bad[sizeof(rec) + 16];
-	snprintf(bad, sizeof(bad), "%s obj_off=0x1", rec);
+	snprintf(bad, sizeof(bad), "%s ip_off=0x1", rec);
 	assert_int_equal(shstk_audit_parse(bad, strlen(bad), 1704, &r, NULL), -EBADMSG);
 }
 
