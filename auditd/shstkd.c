@@ -30,6 +30,7 @@
 #include "decide.h"
 #include "procstatus.h"
 #include "shstkd.h"
+#include "symbols.h"
 
 #if HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -212,6 +213,33 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));
 	if (changed)
 		shstkd_request_publish(d);
+	if (!d->o.no_symbols && (o->ip_object || o->ret_object)) {
+		if (d->n_sym_pending < ELEMENTSOF(d->sym_pending))
+			d->sym_pending[d->n_sym_pending++] = id;
+		else
+			d->n_sym_dropped++;
+	}
+}
+
+/*
+ * Names one queued violation's addresses (symbols.c), oldest first, while
+ * the object files are most likely still the ones that faulted.  One per
+ * pass of the loop, the watchdog told before each: a debuginfod query may
+ * take seconds (DEBUGINFOD_MAXTIME, set in main()).
+ */
+static void symbolize_next(struct shstkd *d)
+{
+	struct shstk_symbol_opts opts = { 0 };
+	int64_t id = d->sym_pending[0];
+	int r;
+
+	memmove(d->sym_pending, d->sym_pending + 1, --d->n_sym_pending * sizeof(d->sym_pending[0]));
+	if (sd_watchdog_enabled(0, NULL) > 0)
+		sd_notify(0, "WATCHDOG=1");
+	r = shstk_record_symbols(d->db, id, &opts);
+	if (r < 0)
+		shstkd_log(d, LOG_ERR, "violation %lld: cannot store its function names: %s: %s", (long long)id,
+			   strerror(-r), shstk_db_errmsg(d->db));
 }
 
 /* SIGHUP: a policy that does not parse is reported and the old one stays. */
@@ -457,7 +485,8 @@ static int run(struct shstkd *d)
 	r = 0;
 	while (!d->quit) {
 		struct epoll_event ev[16];
-		int n = epoll_wait(d->epfd, ev, ELEMENTSOF(ev), -1);
+		/* Names still to read: look at the events, do not wait for them. */
+		int n = epoll_wait(d->epfd, ev, ELEMENTSOF(ev), d->n_sym_pending > 0 && !d->pub.pending ? 0 : -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -470,6 +499,9 @@ static int run(struct shstkd *d)
 
 			w->ready(d, w);
 		}
+		/* Names only once the violation is in the allowlist. */
+		if (d->n_sym_pending > 0 && !d->pub.pending && !d->quit)
+			symbolize_next(d);
 	}
 	sd_notify(0, "STOPPING=1");
 	shstkd_log(d, LOG_INFO,
@@ -536,6 +568,11 @@ static void help(void)
 	       "      --no-audit           do not join the audit multicast group\n"
 	       "      --no-kmsg            do not read /dev/kmsg\n"
 	       "      --no-events          do not listen for the preload's events\n"
+	       "      --no-symbols         do not name the functions of violation addresses\n"
+	       "                           (by default read once the allowlist is published, from\n"
+	       "                           the object's symbols, its debug file under\n"
+	       "                           " SHSTK_DEBUG_ROOT_DEFAULT "/.build-id, or the debuginfod servers\n"
+	       "                           of DEBUGINFOD_URLS)\n"
 	       "      --install-coredump-hook  save /proc/sys/kernel/core_pattern and route core\n"
 	       "                           dumps through " HELPER_PATH ",\n"
 	       "                           which passes each core on to the saved pattern unchanged\n"
@@ -558,7 +595,17 @@ static void help(void)
 	       "Exit status: 0 stopped cleanly or the policy is valid (-n); 1 an error.\n");
 }
 
-enum { OPT_DB = 256, OPT_ALLOWLIST, OPT_EVENTS, OPT_NO_AUDIT, OPT_NO_KMSG, OPT_NO_EVENTS, OPT_INSTALL, OPT_REMOVE };
+enum {
+	OPT_DB = 256,
+	OPT_ALLOWLIST,
+	OPT_EVENTS,
+	OPT_NO_AUDIT,
+	OPT_NO_KMSG,
+	OPT_NO_EVENTS,
+	OPT_NO_SYMBOLS,
+	OPT_INSTALL,
+	OPT_REMOVE
+};
 
 int main(int argc, char **argv)
 {
@@ -571,6 +618,7 @@ int main(int argc, char **argv)
 		{ "no-audit", no_argument, NULL, OPT_NO_AUDIT },
 		{ "no-kmsg", no_argument, NULL, OPT_NO_KMSG },
 		{ "no-events", no_argument, NULL, OPT_NO_EVENTS },
+		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 		{ "install-coredump-hook", no_argument, NULL, OPT_INSTALL },
 		{ "remove-coredump-hook", no_argument, NULL, OPT_REMOVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -593,6 +641,7 @@ int main(int argc, char **argv)
 		case OPT_NO_AUDIT: d.o.no_audit = true; break;
 		case OPT_NO_KMSG: d.o.no_kmsg = true; break;
 		case OPT_NO_EVENTS: d.o.no_events = true; break;
+		case OPT_NO_SYMBOLS: d.o.no_symbols = true; break;
 		case OPT_INSTALL: hook_op = 1; break;
 		case OPT_REMOVE: hook_op = 2; break;
 		case 'h': help(); return 0;
@@ -625,6 +674,12 @@ int main(int argc, char **argv)
 	/* Under systemd stderr is a journal stream: use structured entries instead. */
 	d.o.journal = getenv("JOURNAL_STREAM") != NULL;
 #endif
+	/* libdebuginfod waits up to 90 s for a stalled server by default and
+	 * has no bound on a whole download: the event loop must be back well
+	 * within WatchdogSec (60 s) after two queries (ip's and ret's object).
+	 * An administrator's own setting wins. */
+	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+	setenv("DEBUGINFOD_MAXTIME", "20", 0);
 	r = run(&d);
 	shstkd_events_close(&d);
 	shstk_rate_done(&d.rate);

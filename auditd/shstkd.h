@@ -68,6 +68,7 @@ struct shstkd_opts {
 	const char *allowlist_path; /* NULL: the policy's */
 	const char *events_path;
 	bool no_audit, no_kmsg, no_events;
+	bool no_symbols;            /* --no-symbols: store no function names */
 	bool journal;               /* log through sd_journal (under systemd) */
 };
 
@@ -101,6 +102,13 @@ struct shstkd {
 	struct shstkd_exe_cache exe_cache[SHSTKD_EXE_CACHE];
 	struct shstkd_exec_seen *exec_seen; /* SHSTKD_EXEC_SEEN slots, with the connector */
 	char publish_skipped[256]; /* what was last said about left-out decisions */
+	/* Violations whose function names are still to be read (symbols.c),
+	 * once the allowlist is published: reading a debug file or asking a
+	 * debuginfod server takes longer than the 100 ms a violation has to
+	 * reach the allowlist.  A burst beyond the queue goes unnamed. */
+	int64_t sym_pending[32];
+	unsigned n_sym_pending;
+	uint64_t n_sym_dropped;
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
