@@ -214,10 +214,15 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 	if (changed)
 		shstkd_request_publish(d);
 	if (!d->o.no_symbols && (o->ip_object || o->ret_object)) {
-		if (d->n_sym_pending < ELEMENTSOF(d->sym_pending))
+		if (d->n_sym_pending < ELEMENTSOF(d->sym_pending)) {
 			d->sym_pending[d->n_sym_pending++] = id;
-		else
+		} else {
 			d->n_sym_dropped++;
+			/* The 1st, 2nd, 4th, ...: a storm is said, not logged line by line. */
+			if ((d->n_sym_dropped & (d->n_sym_dropped - 1)) == 0)
+				shstkd_log(d, LOG_NOTICE, "violation %lld: not named, %u still to name (%" PRIu64 " unnamed so far)",
+					   (long long)id, d->n_sym_pending, d->n_sym_dropped);
+		}
 	}
 }
 

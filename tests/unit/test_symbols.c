@@ -28,7 +28,7 @@
 static uint64_t off_alpha, off_beta, size_alpha;
 static char build_id[2 * SHSTK_BUILD_ID_MAX + 1];
 
-static void run(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void run(const char *fmt, ...)
 {
 	char cmd[2048];
 	va_list ap;
