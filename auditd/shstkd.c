@@ -487,6 +487,12 @@ static int run(struct shstkd *d)
 	sd_notify(0, supported ? "READY=1\nSTATUS=watching" : "READY=1\nSTATUS=watching (shadow stacks unsupported here)");
 	arm_timer(d); /* the watchdog's first ping */
 	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);
+	/* Where violations get their function names: an administrator who set
+	 * DEBUGINFOD_URLS learns here whether libdebuginfod could be loaded. */
+	if (!d->o.no_symbols && getenv("DEBUGINFOD_URLS") && getenv("DEBUGINFOD_URLS")[0])
+		shstkd_log(d, LOG_INFO, "function names: symbols, " SHSTK_DEBUG_ROOT_DEFAULT ", %s",
+			   shstk_symbolize_debuginfod() ? "debuginfod servers of DEBUGINFOD_URLS"
+							: "not debuginfod (libdebuginfod.so.1 cannot be loaded)");
 	r = 0;
 	while (!d->quit) {
 		struct epoll_event ev[16];
