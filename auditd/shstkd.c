@@ -21,6 +21,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,24 +228,148 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 }
 
 /*
- * Names one queued violation's addresses (symbols.c), oldest first, while
- * the object files are most likely still the ones that faulted.  One per
- * pass of the loop, the watchdog told before each: a debuginfod query may
- * take seconds (DEBUGINFOD_MAXTIME, set in main()).
+ * Function names (symbols.c) are read in a child process: reading a debug
+ * file, and above all asking a debuginfod server (up to DEBUGINFOD_MAXTIME,
+ * set in main()), takes far longer than the 100 ms in which the next
+ * violation must reach the allowlist, and longer than a start datagram
+ * may wait in the socket.  The child holds no database connection (SQLite's
+ * rule for fork()); it writes each job's two names, NUL-terminated (at most
+ * SHSTKD_NAMER_JOBS * 2 * SHSTK_SYMBOL_MAX bytes), and exits; the daemon
+ * reads them as they come and stores them at the end of file.  One child
+ * at a time.
  */
-static void symbolize_next(struct shstkd *d)
+static void namer_finish(struct shstkd *d)
 {
-	struct shstk_symbol_opts opts = { 0 };
-	int64_t id = d->sym_pending[0];
+	struct shstkd_namer *nm = &d->namer;
+	int status = 0;
+	size_t pos = 0;
+
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, nm->w.fd, NULL);
+	close(nm->w.fd);
+	nm->w.fd = -1;
+	while (waitpid(nm->w.pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		shstkd_log(d, LOG_ERR, "the process naming violations' functions (pid %d) failed (status 0x%x)",
+			   (int)nm->w.pid, (unsigned)status);
+	for (unsigned i = 0; i < nm->n; i++) {
+		struct shstk_symbol_job *job = &nm->jobs[i];
+		const char *ip = nm->buf + pos, *ret;
+		size_t l1, l2;
+		int r;
+
+		/* Two strings per job, each shorter than its field, or the rest
+		 * is not trusted. */
+		l1 = pos < nm->len ? strnlen(ip, nm->len - pos) : nm->len;
+		if (pos + l1 >= nm->len || l1 >= sizeof(job->ip))
+			break;
+		ret = ip + l1 + 1;
+		l2 = strnlen(ret, nm->len - pos - l1 - 1);
+		if (pos + l1 + 1 + l2 >= nm->len || l2 >= sizeof(job->ret))
+			break;
+		memcpy(job->ip, ip, l1 + 1);
+		memcpy(job->ret, ret, l2 + 1);
+		pos += l1 + 1 + l2 + 1;
+		r = shstk_symbol_job_store(d->db, job);
+		if (r < 0)
+			shstkd_log(d, LOG_ERR, "violation %lld: cannot store its function names: %s: %s",
+				   (long long)job->id, strerror(-r), shstk_db_errmsg(d->db));
+	}
+	for (unsigned i = 0; i < nm->n; i++)
+		shstk_symbol_job_done(&nm->jobs[i]);
+	nm->n = 0;
+	nm->len = 0;
+	nm->w.pid = 0;
+}
+
+/* The child's pipe is readable: its names, then end of file. */
+static void namer_ready(struct shstkd *d, struct shstkd_watch *w)
+{
+	struct shstkd_namer *nm = &d->namer;
+	ssize_t n;
+
+	for (;;) {
+		n = read(w->fd, nm->buf + nm->len, sizeof(nm->buf) - nm->len);
+		if (n > 0 && (nm->len += (size_t)n) < sizeof(nm->buf))
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return; /* more to come */
+		break; /* end of file, an error, or full: done */
+	}
+	namer_finish(d);
+}
+
+static void namer_start(struct shstkd *d)
+{
+	struct shstkd_namer *nm = &d->namer;
+	int pfd[2];
+	pid_t pid;
 	int r;
 
-	memmove(d->sym_pending, d->sym_pending + 1, --d->n_sym_pending * sizeof(d->sym_pending[0]));
-	if (sd_watchdog_enabled(0, NULL) > 0)
-		sd_notify(0, "WATCHDOG=1");
-	r = shstk_record_symbols(d->db, id, &opts);
-	if (r < 0)
-		shstkd_log(d, LOG_ERR, "violation %lld: cannot store its function names: %s: %s", (long long)id,
-			   strerror(-r), shstk_db_errmsg(d->db));
+	nm->n = 0;
+	nm->len = 0;
+	for (unsigned i = 0; i < d->n_sym_pending; i++) {
+		r = shstk_symbol_job_load(d->db, d->sym_pending[i], &nm->jobs[nm->n]);
+		if (r > 0)
+			nm->n++;
+		else if (r < 0)
+			shstkd_log(d, LOG_ERR, "violation %lld: cannot read what to name: %s",
+				   (long long)d->sym_pending[i], strerror(-r));
+	}
+	d->n_sym_pending = 0;
+	if (nm->n == 0)
+		return;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		goto fail;
+	}
+	if (pid == 0) {
+		struct shstk_symbol_opts opts = { 0 };
+		size_t len = 0;
+
+		close(pfd[0]);
+		for (unsigned i = 0; i < nm->n; i++) {
+			struct shstk_symbol_job *job = &nm->jobs[i];
+			size_t l1, l2;
+
+			shstk_symbol_job_resolve(job, &opts);
+			/* Each shorter than SHSTK_SYMBOL_MAX: 32 jobs fit in buf. */
+			l1 = strlen(job->ip) + 1;
+			l2 = strlen(job->ret) + 1;
+			memcpy(nm->buf + len, job->ip, l1);
+			memcpy(nm->buf + len + l1, job->ret, l2);
+			len += l1 + l2;
+		}
+		_exit(write(pfd[1], nm->buf, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(pfd[1]);
+	(void)fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	nm->w.fd = pfd[0];
+	nm->w.pid = pid;
+	nm->w.ready = namer_ready;
+	r = shstkd_epoll_add(d, &nm->w);
+	if (r < 0) {
+		/* Not watched: wait for it here, once. */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		(void)fcntl(pfd[0], F_SETFL, 0);
+		namer_ready(d, &nm->w);
+	}
+	return;
+fail:
+	shstkd_log(d, LOG_ERR, "cannot start naming %u violation(s): %s", nm->n, strerror(-r));
+	for (unsigned i = 0; i < nm->n; i++)
+		shstk_symbol_job_done(&nm->jobs[i]);
+	nm->n = 0;
 }
 
 /* SIGHUP: a policy that does not parse is reported and the old one stays. */
@@ -496,8 +621,7 @@ static int run(struct shstkd *d)
 	r = 0;
 	while (!d->quit) {
 		struct epoll_event ev[16];
-		/* Names still to read: look at the events, do not wait for them. */
-		int n = epoll_wait(d->epfd, ev, ELEMENTSOF(ev), d->n_sym_pending > 0 && !d->pub.pending ? 0 : -1);
+		int n = epoll_wait(d->epfd, ev, ELEMENTSOF(ev), -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -510,9 +634,10 @@ static int run(struct shstkd *d)
 
 			w->ready(d, w);
 		}
-		/* Names only once the violation is in the allowlist. */
-		if (d->n_sym_pending > 0 && !d->pub.pending && !d->quit)
-			symbolize_next(d);
+		/* Names only once the violation is in the allowlist (the timer
+		 * or the namer's end wakes the loop for the next batch). */
+		if (d->n_sym_pending > 0 && !d->pub.pending && d->namer.w.pid == 0 && !d->quit)
+			namer_start(d);
 	}
 	sd_notify(0, "STOPPING=1");
 	shstkd_log(d, LOG_INFO,
@@ -638,7 +763,7 @@ int main(int argc, char **argv)
 	};
 	struct shstkd d = { .o.policy_path = SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME, .o.events_path = DEFAULT_EVENTS,
 			    .epfd = -1, .kmsg.fd = -1, .audit.fd = -1, .events.fd = -1,
-			    .procconn.fd = -1 };
+			    .procconn.fd = -1, .namer.w.fd = -1 };
 	bool check = false;
 	int c, r, hook_op = 0;
 

@@ -181,40 +181,76 @@ static const char *object_file(const char *object, const char *exe)
 	return strcmp(base, object) == 0 ? exe : NULL;
 }
 
-int shstk_record_symbols(struct shstk_db *db, int64_t id, const struct shstk_symbol_opts *opts)
+void shstk_symbol_job_done(struct shstk_symbol_job *job)
 {
+	free(job->ip_file);
+	free(job->ret_file);
+	job->ip_file = job->ret_file = NULL;
+}
+
+int shstk_symbol_job_load(struct shstk_db *db, int64_t id, struct shstk_symbol_job *ret)
+{
+	struct shstk_symbol_job job = { .id = id };
 	struct sym_row s = { 0 };
-	char ip[SHSTK_SYMBOL_MAX], ret[SHSTK_SYMBOL_MAX];
 	const char *f;
-	bool have_ip = false, have_ret = false;
-	bool own;
 	int r;
 
 	r = shstk_db_violation_get(db, id, sym_row_cb, &s);
-	if (r < 0)
-		goto out;
-	if (r == 0) {
+	if (r == 0)
 		r = -ENOENT;
-		goto out;
-	}
-	/* Unreadable or gone files are no error: the row keeps its offsets. */
-	if (!s.ip_done && (f = object_file(s.ip_object, s.exe_path)))
-		have_ip = shstk_symbolize(opts, f, s.ip_offset, ip, sizeof(ip)) > 0;
-	if (!s.ret_done && (f = object_file(s.ret_object, s.exe_path)))
-		have_ret = shstk_symbolize(opts, f, s.ret_offset, ret, sizeof(ret)) > 0;
-	r = 0;
-	if (!have_ip && !have_ret)
-		goto out;
-	r = shstk_db_tx_begin(db, &own);
-	if (r < 0)
-		goto out;
-	r = shstk_db_tx_end(db, own,
-			    shstk_db_violation_set_symbols(db, id, have_ip ? ip : NULL, have_ret ? ret : NULL));
-	if (r >= 0)
-		r = have_ip + have_ret;
-out:
+	if (r >= 0 && !s.ip_done && (f = object_file(s.ip_object, s.exe_path)) && !(job.ip_file = strdup(f)))
+		r = -ENOMEM;
+	if (r >= 0 && !s.ret_done && (f = object_file(s.ret_object, s.exe_path)) && !(job.ret_file = strdup(f)))
+		r = -ENOMEM;
+	job.ip_offset = s.ip_offset;
+	job.ret_offset = s.ret_offset;
 	free(s.exe_path);
 	free(s.ip_object);
 	free(s.ret_object);
+	if (r < 0) {
+		shstk_symbol_job_done(&job);
+		return r;
+	}
+	*ret = job;
+	return job.ip_file || job.ret_file;
+}
+
+void shstk_symbol_job_resolve(struct shstk_symbol_job *job, const struct shstk_symbol_opts *opts)
+{
+	/* Unreadable or gone files are no error: the row keeps its offsets. */
+	if (!job->ip_file || shstk_symbolize(opts, job->ip_file, job->ip_offset, job->ip, sizeof(job->ip)) <= 0)
+		job->ip[0] = '\0';
+	if (!job->ret_file ||
+	    shstk_symbolize(opts, job->ret_file, job->ret_offset, job->ret, sizeof(job->ret)) <= 0)
+		job->ret[0] = '\0';
+}
+
+int shstk_symbol_job_store(struct shstk_db *db, const struct shstk_symbol_job *job)
+{
+	bool own;
+	int r;
+
+	if (!job->ip[0] && !job->ret[0])
+		return 0;
+	r = shstk_db_tx_begin(db, &own);
+	if (r < 0)
+		return r;
+	r = shstk_db_tx_end(db, own,
+			    shstk_db_violation_set_symbols(db, job->id, job->ip[0] ? job->ip : NULL,
+							   job->ret[0] ? job->ret : NULL));
+	return r < 0 ? r : !!job->ip[0] + !!job->ret[0];
+}
+
+int shstk_record_symbols(struct shstk_db *db, int64_t id, const struct shstk_symbol_opts *opts)
+{
+	struct shstk_symbol_job job;
+	int r;
+
+	r = shstk_symbol_job_load(db, id, &job);
+	if (r <= 0)
+		return r;
+	shstk_symbol_job_resolve(&job, opts);
+	r = shstk_symbol_job_store(db, &job);
+	shstk_symbol_job_done(&job);
 	return r;
 }

@@ -10,6 +10,7 @@
 #ifndef SHSTK_SYMBOLS_H
 #define SHSTK_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,25 @@ int shstk_symbolize(const struct shstk_symbol_opts *opts, const char *path, uint
  * 1 yes, 0 no (unset, or the library is not installed).
  */
 int shstk_symbolize_debuginfod(void);
+
+/*
+ * The same in three steps, for a caller (shstkd) that reads the files and
+ * asks debuginfod in another process than the one that holds the
+ * database: load what is to be named (1: something; 0: nothing, the row
+ * has its names or no object file; -errno), resolve (no database; "" where
+ * there is no name), store (the number of names stored, or -errno).
+ */
+struct shstk_symbol_job {
+	int64_t id;
+	char *ip_file, *ret_file; /* the object files; NULL: nothing to name */
+	uint64_t ip_offset, ret_offset;
+	char ip[SHSTK_SYMBOL_MAX], ret[SHSTK_SYMBOL_MAX];
+};
+
+int shstk_symbol_job_load(struct shstk_db *db, int64_t id, struct shstk_symbol_job *ret);
+void shstk_symbol_job_resolve(struct shstk_symbol_job *job, const struct shstk_symbol_opts *opts);
+int shstk_symbol_job_store(struct shstk_db *db, const struct shstk_symbol_job *job);
+void shstk_symbol_job_done(struct shstk_symbol_job *job);
 
 /*
  * Symbolises violation @id's faulting and expected return addresses where
