@@ -705,7 +705,8 @@ static void help(void)
 	       "      --no-kmsg            do not read /dev/kmsg\n"
 	       "      --no-events          do not listen for the preload's events\n"
 	       "      --no-symbols         do not name the functions of violation addresses\n"
-	       "                           (by default read once the allowlist is published, from\n"
+	       "                           (by default read by a child process once the allowlist\n"
+	       "                           is published, from\n"
 	       "                           the object's symbols, its debug file under\n"
 	       "                           " SHSTK_DEBUG_ROOT_DEFAULT "/.build-id, or the debuginfod servers\n"
 	       "                           of DEBUGINFOD_URLS)\n"
@@ -811,9 +812,9 @@ int main(int argc, char **argv)
 	d.o.journal = getenv("JOURNAL_STREAM") != NULL;
 #endif
 	/* libdebuginfod waits up to 90 s for a stalled server by default and
-	 * has no bound on a whole download: the event loop must be back well
-	 * within WatchdogSec (60 s) after two queries (ip's and ret's object).
-	 * An administrator's own setting wins. */
+	 * has no bound on a whole download: the namer (a child, so the loop
+	 * does not wait) must be done soon, since the violations queued
+	 * behind it wait for it.  An administrator's own setting wins. */
 	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
 	setenv("DEBUGINFOD_MAXTIME", "20", 0);
 	r = run(&d);
