@@ -8,6 +8,7 @@
  * watchdog is asked for, so an idle daemon never wakes up.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -334,9 +335,13 @@ static void namer_start(struct shstkd *d)
 	}
 	if (pid == 0) {
 		struct shstk_symbol_opts opts = { 0 };
+		struct sched_param sp = { 0 };
 		size_t len = 0;
 
 		close(pfd[0]);
+		/* Only when the daemon has nothing to do: on one CPU (a small
+		 * VM) it must still catch the next exit in its zombie state. */
+		(void)sched_setscheduler(0, SCHED_IDLE, &sp);
 		for (unsigned i = 0; i < nm->n; i++) {
 			struct shstk_symbol_job *job = &nm->jobs[i];
 			size_t l1, l2;
