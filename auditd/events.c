@@ -324,12 +324,14 @@ static int kernel_run(struct shstkd *d, pid_t pid, struct shstk_kernel_run *k, c
 	if (exefd >= 0) {
 		n = readlinkat(dir, "exe", exe, exelen - 1);
 		exe[n > 0 ? n : 0] = 0;
+		if (fstat(exefd, &xst) < 0)
+			return -ESRCH;
 	} else if (seen) {
-		exefd = fcntl(seen->exe, F_DUPFD_CLOEXEC, 3);
+		xst = seen->exe;
 		snprintf(exe, exelen, "%s", seen->path ? seen->path : "");
-	}
-	if (exefd < 0 || fstat(exefd, &xst) < 0)
+	} else {
 		return -ESRCH;
+	}
 	r = shstk_proc_status_read_fd(stfd, &st);
 	if (r < 0)
 		return r;
@@ -369,7 +371,6 @@ static void exec_seen_add(struct shstkd *d, pid_t pid)
 	e = &d->exec_seen[(unsigned)pid % SHSTKD_EXEC_SEEN];
 	if (e->pid) {
 		close(e->dir);
-		close(e->exe);
 		free(e->path);
 		*e = (struct shstkd_exec_seen){ 0 };
 	}
@@ -378,13 +379,12 @@ static void exec_seen_add(struct shstkd *d, pid_t pid)
 	if (dir < 0)
 		return;
 	exefd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
-	if (exefd < 0)
+	if (exefd < 0 || fstat(exefd, &e->exe) < 0)
 		return;
 	n = readlinkat(dir, "exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
 	e->path = n > 0 ? strdup(exe) : NULL;
 	e->dir = TAKE_FD(dir);
-	e->exe = TAKE_FD(exefd);
 	e->pid = pid;
 }
 
@@ -395,7 +395,6 @@ static void exec_seen_clear(struct shstkd *d)
 	for (size_t i = 0; i < SHSTKD_EXEC_SEEN; i++)
 		if (d->exec_seen[i].pid) {
 			close(d->exec_seen[i].dir);
-			close(d->exec_seen[i].exe);
 			free(d->exec_seen[i].path);
 			d->exec_seen[i] = (struct shstkd_exec_seen){ 0 };
 		}

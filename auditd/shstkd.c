@@ -596,13 +596,14 @@ static int run(struct shstkd *d)
 			d->userns_ino = ns.st_ino;
 		}
 	}
-	/* A pidfd per followed process and a /proc/PID per exec seen
-	 * (events.c): up to MAX_FOLLOWED + SHSTKD_EXEC_SEEN descriptors. */
+	/* A pidfd and a /proc/PID per followed process and a /proc/PID per
+	 * exec seen (events.c): up to 2 * MAX_FOLLOWED + SHSTKD_EXEC_SEEN
+	 * descriptors, 10 240, and the database's and sockets'. */
 	{
 		struct rlimit rl;
 
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 8192) {
-			rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 16384) {
+			rl.rlim_cur = rl.rlim_max < 16384 ? rl.rlim_max : 16384;
 			(void)setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -48,13 +49,15 @@ struct shstkd_watch {
  * executable opened then, so that a start announced by a process that is
  * already exiting (its /proc/PID/exe is gone with its memory, its status is
  * not) can still be checked.  Direct-mapped by pid: a newer exec takes the
- * slot, and the fds are bounded by its size.
+ * slot, and the fds are bounded by its size (a slot outlives its process:
+ * an announcement may come after the exit, and the zombie answers).
  */
 #define SHSTKD_EXEC_SEEN 2048
 struct shstkd_exec_seen {
 	pid_t pid;   /* 0: empty */
 	int dir;     /* /proc/PID, opened at the exec event */
-	int exe;     /* its executable, opened then */
+	struct stat exe; /* its executable's stat then (no fd kept: an open
+	                  * file would keep its file system from unmounting) */
 	char *path;  /* the executable's path then, or NULL */
 };
 

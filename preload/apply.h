@@ -75,7 +75,12 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 		}
 	}
 	if (plan->lock && res->applied == SHSTK_DECISION_ENFORCE) {
-		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK);
+		/* Kernel series v2 keeps the audit bit across exec: an enforce
+		 * decision must not run in an audit mode its parent chose.  Off
+		 * (an error on a kernel without the bit means there is none to
+		 * clear), then locked with the stack, so it stays off. */
+		(void)SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
 		if (r == 0) {
 			res->flags |= SHSTK_EV_F_LOCKED;
 		} else {

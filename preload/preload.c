@@ -114,9 +114,11 @@ void shstk_pl_debugf(const char *fmt, ...)
 
 /*
  * Whether a seccomp filter (or strict mode) may be in force: the Seccomp:
- * line of /proc/self/status, read with openat/read/close, which the loader
- * itself made in this process (a filter that killed them would have killed
- * the process before the preload ran).  Anything unclear counts as a filter:
+ * line of /proc/thread-self/status (filters are per thread: a dlopen in a
+ * worker thread that installed one without TSYNC must see its own), read
+ * with openat/read/close, which the loader itself made in this process (a
+ * filter that killed them would have killed the process before the preload
+ * ran).  Anything unclear counts as a filter:
  * no /proc, an unreadable or oversized file.  No Seccomp: line at all is a
  * kernel without CONFIG_SECCOMP, where no filter exists.
  */
@@ -125,7 +127,7 @@ static bool pl_seccomp_maybe(void)
 	static const char key[] = "\nSeccomp:";
 	char buf[4096];
 	size_t len = 0;
-	int fd = pl_openat("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int fd = pl_openat("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return true;

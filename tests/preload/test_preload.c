@@ -261,9 +261,11 @@ static void test_preload_apply_enforce(void **state)
 	shstk_pl_decide(&in, &p);
 	mock_reset();
 	shstk_pl_apply(&p, &res);
-	assert_int_equal(ncalls, 2);
+	/* an audit bit inherited across exec is cleared and locked off */
+	assert_int_equal(ncalls, 3);
 	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
-	assert_call(1, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_call(1, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
 	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
 	assert_int_equal(res.enabled_by, SHSTK_PL_BY_PRELOAD);
 	assert_true(res.flags & SHSTK_EV_F_LOCKED);
@@ -358,13 +360,14 @@ static void test_preload_apply_libc_enabled(void **state)
 	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
 	assert_int_equal(res.enabled_by, SHSTK_PL_BY_LIBC);
 
-	/* Enforce on a libc stack: lock only. */
+	/* Enforce on a libc stack: no inherited audit mode, then lock. */
 	in.entry.decision = SHSTK_DECISION_ENFORCE;
 	shstk_pl_decide(&in, &p);
 	mock_reset();
 	shstk_pl_apply(&p, &res);
-	assert_int_equal(ncalls, 1);
-	assert_call(0, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_int_equal(ncalls, 2);
+	assert_call(0, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(1, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
 	assert_int_equal(tcb_sets, 0);
 }
 
