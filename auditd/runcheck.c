@@ -140,43 +140,52 @@ int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct sh
 	if (len < sizeof(struct nlmsghdr) || ((const struct nlmsghdr *)buf)->nlmsg_len < sizeof(struct nlmsghdr))
 		return -EBADMSG;
 	for (size_t step; off + sizeof(struct nlmsghdr) <= len; off += step) {
-		const struct nlmsghdr *h = (const struct nlmsghdr *)((const uint8_t *)buf + off);
-		const struct cn_msg *m = NLMSG_DATA(h);
-		const struct proc_event *ev = (const struct proc_event *)m->data;
+		struct nlmsghdr h;
+		struct cn_msg m;
+		struct proc_event ev;
+		const uint8_t *msg = (const uint8_t *)buf + off;
 		size_t payload;
 
-		if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > len - off)
+		/* Copied out: the kernel's proc_event follows a 20-byte cn_msg
+		 * and is not 8-byte aligned in the datagram. */
+		memcpy(&h, msg, sizeof(h));
+		if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > len - off)
 			break;
-		step = NLMSG_ALIGN(h->nlmsg_len);
-		if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_OVERRUN)
+		step = NLMSG_ALIGN(h.nlmsg_len);
+		if (h.nlmsg_type == NLMSG_ERROR || h.nlmsg_type == NLMSG_OVERRUN)
 			break;
-		payload = h->nlmsg_len - NLMSG_HDRLEN;
-		if (payload < sizeof(*m) || m->len > payload - sizeof(*m) || m->len < head)
+		payload = h.nlmsg_len - NLMSG_HDRLEN;
+		if (payload < sizeof(m))
 			break;
-		if (m->id.idx != CN_IDX_PROC || m->id.val != CN_VAL_PROC)
+		memcpy(&m, msg + NLMSG_HDRLEN, sizeof(m));
+		if (m.len > payload - sizeof(m) || m.len < head)
+			break;
+		if (m.id.idx != CN_IDX_PROC || m.id.val != CN_VAL_PROC)
 			continue;
 		/* The union's size differs between kernels: what is read
-		 * must be there, the rest may be longer. */
-		if (ev->what == PROC_EVENT_NONE) {
-			if (m->len >= head + sizeof(ev->event_data.ack) && ret_ack)
-				*ret_ack = (int)ev->event_data.ack.err;
+		 * must be there, the rest may be longer (or shorter). */
+		memset(&ev, 0, sizeof(ev));
+		memcpy(&ev, msg + NLMSG_HDRLEN + sizeof(m), m.len < sizeof(ev) ? m.len : sizeof(ev));
+		if (ev.what == PROC_EVENT_NONE) {
+			if (m.len >= head + sizeof(ev.event_data.ack) && ret_ack)
+				*ret_ack = (int)ev.event_data.ack.err;
 			continue;
 		}
-		if (ev->what == PROC_EVENT_EXEC && m->len >= head + sizeof(ev->event_data.exec)) {
+		if (ev.what == PROC_EVENT_EXEC && m.len >= head + sizeof(ev.event_data.exec)) {
 			if (cb)
 				cb(&(struct shstk_proc_event){ .exec = true,
-							       .pid = ev->event_data.exec.process_pid,
-							       .tgid = ev->event_data.exec.process_tgid },
+							       .pid = ev.event_data.exec.process_pid,
+							       .tgid = ev.event_data.exec.process_tgid },
 				   ud);
 			n++;
 			continue;
 		}
-		if (ev->what != PROC_EVENT_EXIT || m->len < head + offsetof(struct exit_proc_event, parent_pid))
+		if (ev.what != PROC_EVENT_EXIT || m.len < head + offsetof(struct exit_proc_event, parent_pid))
 			continue;
 		if (cb)
-			cb(&(struct shstk_proc_event){ .pid = ev->event_data.exit.process_pid,
-						       .tgid = ev->event_data.exit.process_tgid,
-						       .status = (int)ev->event_data.exit.exit_code },
+			cb(&(struct shstk_proc_event){ .pid = ev.event_data.exit.process_pid,
+						       .tgid = ev.event_data.exit.process_tgid,
+						       .status = (int)ev.event_data.exit.exit_code },
 			   ud);
 		n++;
 	}

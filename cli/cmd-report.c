@@ -437,7 +437,7 @@ static int group_violations(struct report *rep, int col, bool sorted, unsigned t
 		e->confirmed += NUM(v, i, VN_CONFIRMED);
 		e->latest = i; /* rows are oldest first */
 	}
-	if (sorted)
+	if (sorted && n > 1) /* qsort(NULL, 0) is undefined */
 		qsort(g, n, sizeof(*g), vgroup_cmp);
 	for (size_t i = 0; i < n && (!top || i < top); i++) {
 		const char *cells[GC_WIDTH] = { g[i].key };
