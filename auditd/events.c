@@ -457,14 +457,36 @@ static bool is_scanned(struct shstkd *d, const char *identity)
 	return shstk_db_identity_objects(d->db, identity, count_cb, &n) >= 0 && n > 0;
 }
 
+/* Where a datagram came from: an answer goes there. */
+struct sender {
+	int fd; /* the event socket */
+	struct sockaddr_un addr;
+	socklen_t len;
+};
+
+/*
+ * Tells the sender of @ev that it was looked at, if it waits for that (the
+ * preload in audit mode, preload.c: pl_wait_ack) and has an address; it may
+ * then go on and exit.  One byte, never waiting: a sender whose queue is
+ * full waits out its own time limit.  The credentials it receives are ours.
+ */
+static void answer(const struct shstk_event *ev, const struct sender *s)
+{
+	static const char byte = 1;
+
+	if (!(ev->flags & SHSTK_EV_F_WANTS_ACK) || s->len <= offsetof(struct sockaddr_un, sun_path))
+		return;
+	(void)sendto(s->fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&s->addr, s->len);
+}
+
 /*
  * Looks at the sender of @ev at once, before anything slower (a database
  * commit) lets a short process exit and be reaped: true into @v if the
  * kernel agrees with the claims, false if not (counted) or if nothing can
- * be known any more.
+ * be known any more.  Once it has looked, the sender (@s) is told.
  */
 static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const struct ucred *cred,
-			 struct verified_start *v)
+			 const struct sender *s, struct verified_start *v)
 {
 	char claimed[SHSTK_IDENTITY_MAX], what[32];
 	const char *bad;
@@ -480,6 +502,8 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 		return false;
 	*v = (struct verified_start){ .pid = cred->pid, .pidfd = -1, .dir = -1, .time_us = now, .error = ev->err };
 	r = kernel_run(d, cred->pid, &v->k, v->exe, sizeof(v->exe), &v->pidfd, &v->dir);
+	if (r < 0)
+		answer(ev, s); /* nothing more to look at */
 	if (r == -ENOENT) {
 		/* Not a scanned file.  Claiming a scanned object's identity
 		 * from it is a forgery; any other claim names nothing that
@@ -521,8 +545,10 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 	v->enabled_by = ev->enabled_by == SHSTK_PL_BY_PRELOAD ? "preload"
 			: ev->enabled_by == SHSTK_PL_BY_LIBC  ? "libc"
 							      : NULL;
+	answer(ev, s);
 	return true;
 drop:
+	answer(ev, s);
 	close(v->pidfd);
 	close(v->dir);
 	return false;
@@ -588,7 +614,10 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 				char b[CMSG_SPACE(sizeof(struct ucred))];
 			} cm;
 			struct iovec iov = { buf, sizeof(buf) };
-			struct msghdr mh = { .msg_iov = &iov,
+			struct sender from = { .fd = w->fd };
+			struct msghdr mh = { .msg_name = &from.addr,
+					     .msg_namelen = sizeof(from.addr),
+					     .msg_iov = &iov,
 					     .msg_iovlen = 1,
 					     .msg_control = &cm,
 					     .msg_controllen = sizeof(cm) };
@@ -605,6 +634,7 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 				break;
 			}
 			budget--;
+			from.len = mh.msg_namelen;
 			for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
 				    c->cmsg_len == CMSG_LEN(sizeof(struct ucred)))
@@ -617,7 +647,7 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 				continue;
 			}
 			/* The kernel vouches for the sender's pid; the datagram's own is a claim. */
-			if (ev.type == SHSTK_EV_START && verify_start(d, &ev, cred, &batch[n_batch]))
+			if (ev.type == SHSTK_EV_START && verify_start(d, &ev, cred, &from, &batch[n_batch]))
 				n_batch++;
 		}
 		if (!n_batch)

@@ -48,6 +48,7 @@ enum shstk_pl_enabler {
 #define SHSTK_EV_F_DLOPEN_DENIED 0x2000u  /* the object's allowlist entry says off */
 #define SHSTK_EV_F_ALL_MARKED 0x4000u     /* every loaded object is marked SHSTK */
 #define SHSTK_EV_F_LIBC_MARKED 0x8000u
+#define SHSTK_EV_F_WANTS_ACK 0x10000u     /* the sender waits for a byte back once shstkd has looked */
 
 #define SHSTK_EV_MAGIC 0x56454853u /* "SHEV" as little-endian bytes */
 #define SHSTK_EV_VERSION 1

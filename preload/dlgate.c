@@ -199,7 +199,7 @@ static void report_object(const struct dl_phdr_info *info, const struct shstk_pl
 		(void)shstk_al_key_build_id(&ev.key, oi->build_id, oi->build_id_len);
 	ev.name = info->dlpi_name;
 	ev.name_len = info->dlpi_name ? strlen(info->dlpi_name) : 0;
-	shstk_pl_send_event(&ev);
+	shstk_pl_send_event(&ev, false);
 	shstk_pl_debugf("shstk-preload: dlopen %s flags=0x%x\n", ev.name ? ev.name : "?", flags);
 }
 

@@ -157,6 +157,50 @@ static bool pl_seccomp_maybe(void)
 }
 
 /*
+ * Waits, at most SHSTK_PL_ACK_WAIT_MS, for shstkd's word that it has looked
+ * at this process (its one-byte answer to the datagram, sent from the uid
+ * that owns the event socket: anyone else's is not its word).  A run is
+ * evidence only if shstkd saw the process alive, and a program that exits
+ * within a millisecond is often gone before a daemon gets to it; so a
+ * process whose runs are wanted as evidence (audit mode) waits that long.
+ */
+static void pl_wait_ack(int fd, uid_t daemon_uid)
+{
+	struct timespec left = { 0, SHSTK_PL_ACK_WAIT_MS * 1000000L };
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(struct ucred))];
+		} cm;
+		char byte;
+		struct iovec iov = { &byte, 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof(cm) };
+		struct cmsghdr *c;
+		int r = pl_ppoll(&p, 1, &left);
+
+		if (r == -EINTR)
+			continue; /* the kernel left the time remaining in @left */
+		if (r <= 0)
+			return;
+		if (pl_recvmsg(fd, &mh, MSG_DONTWAIT) < 0)
+			return;
+		/* The credentials are the only control message (no other is
+		 * asked for); CMSG_NXTHDR would be a call into libc. */
+		c = CMSG_FIRSTHDR(&mh);
+		if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred uc;
+
+			pl_copy(&uc, CMSG_DATA(c), sizeof(uc));
+			if (uc.uid == daemon_uid)
+				return;
+		}
+	}
+}
+
+/*
  * One non-blocking datagram, and only where nothing can be killed for it: a
  * process under a seccomp filter (a service with SystemCallFilter=, a
  * sandbox) may die of socket() or sendto() (issue 17), so then nothing is
@@ -165,13 +209,14 @@ static bool pl_seccomp_maybe(void)
  * costs one failed stat() (newfstatat, which the loader makes too); reading
  * /proc/self/status costs about 5 us, so it comes only once a socket is
  * there; a socket file left by a stopped daemon costs the full attempt
- * (ECONNREFUSED).
+ * (ECONNREFUSED).  @wait: wait for shstkd's answer (pl_wait_ack).
  */
-void shstk_pl_send_event(const struct shstk_event *ev)
+void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
 {
 	uint8_t buf[SHSTK_EV_MAX];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
+	struct shstk_event copy = *ev;
 	struct stat sb;
 	int fd;
 
@@ -182,14 +227,22 @@ void shstk_pl_send_event(const struct shstk_event *ev)
 		return;
 	if (pl_seccomp_maybe())
 		return;
-	len = shstk_ev_encode(ev, buf);
 	pl_copy(sa.sun_path, shstk_pl_state.events, plen);
 	fd = pl_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd >= 0) {
-		pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, &sa,
-			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1));
-		pl_close(fd);
-	}
+	if (fd < 0)
+		return;
+	/* SO_PASSCRED makes the send bind the socket to an abstract address
+	 * shstkd can answer to, and shows who answers. */
+	if (wait && pl_setsockopt_int(fd, SOL_SOCKET, SO_PASSCRED, 1) == 0)
+		copy.flags |= SHSTK_EV_F_WANTS_ACK;
+	else
+		wait = false;
+	len = shstk_ev_encode(&copy, buf);
+	if (pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, &sa,
+		      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1)) == (long)len &&
+	    wait)
+		pl_wait_ack(fd, sb.st_uid);
+	pl_close(fd);
 }
 
 static void pl_self_anchor(void)
@@ -512,7 +565,7 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	 */
 	if (ev->decision != SHSTK_DECISION_OFF && ev->source != SHSTK_PL_SRC_DISABLED) {
 		ev->pid = (uint32_t)pl_getpid();
-		shstk_pl_send_event(ev);
+		shstk_pl_send_event(ev, ev->decision == SHSTK_DECISION_AUDIT);
 	}
 	if (st->debug) {
 		if (ev->pid == 0)

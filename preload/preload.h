@@ -112,6 +112,10 @@ void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shst
 
 #define SHSTK_PL_HIDDEN __attribute__((visibility("hidden")))
 
+/* How long a process in audit mode waits, at most, for shstkd to have
+ * looked at it (preload.c, pl_wait_ack). */
+#define SHSTK_PL_ACK_WAIT_MS 25
+
 struct shstk_pl_state {
 	bool secure;
 	bool debug;
@@ -129,7 +133,7 @@ extern struct shstk_pl_state shstk_pl_state SHSTK_PL_HIDDEN;
 /* Read by the assembly dlopen entry: non-zero routes dlopen through the gate. */
 extern uint8_t shstk_pl_gate_active SHSTK_PL_HIDDEN;
 
-SHSTK_PL_HIDDEN void shstk_pl_send_event(const struct shstk_event *ev);
+SHSTK_PL_HIDDEN void shstk_pl_send_event(const struct shstk_event *ev, bool wait);
 /* Once, when the dlopen gate turns on (dlgate.c: its lock across fork). */
 SHSTK_PL_HIDDEN void shstk_pl_gate_init(void);
 /*

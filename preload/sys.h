@@ -9,10 +9,12 @@
 #ifndef SHSTK_PRELOAD_SYS_H
 #define SHSTK_PRELOAD_SYS_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 static inline long pl_sys3(long nr, long a, long b, long c)
 {
@@ -95,10 +97,26 @@ static inline int pl_socket(int domain, int type)
 	return (int)pl_sys3(SYS_socket, domain, type, 0);
 }
 
-static inline void pl_sendto(int fd, const void *buf, size_t len, int flags, const void *addr,
-			     socklen_t alen)
+/* The bytes sent, or -errno. */
+static inline long pl_sendto(int fd, const void *buf, size_t len, int flags, const void *addr, socklen_t alen)
 {
-	(void)pl_sys6(SYS_sendto, fd, (long)buf, (long)len, flags, (long)addr, alen);
+	return pl_sys6(SYS_sendto, fd, (long)buf, (long)len, flags, (long)addr, alen);
+}
+
+static inline int pl_setsockopt_int(int fd, int level, int name, int val)
+{
+	return (int)pl_sys6(SYS_setsockopt, fd, level, name, (long)&val, sizeof(val), 0);
+}
+
+/* ppoll with a relative timeout; the signal mask is left as it is. */
+static inline int pl_ppoll(struct pollfd *fds, unsigned nfds, const struct timespec *ts)
+{
+	return (int)pl_sys6(SYS_ppoll, (long)fds, nfds, (long)ts, 0, 0, 0);
+}
+
+static inline long pl_recvmsg(int fd, struct msghdr *mh, int flags)
+{
+	return pl_sys3(SYS_recvmsg, fd, (long)mh, flags);
 }
 
 /* Tiny string helpers, for the same reason (and no libc text page touched). */

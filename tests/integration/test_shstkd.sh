@@ -111,7 +111,7 @@ at_least() { [ "$(count "$1")" -ge "$2" ]; }
 # an allowlist of the test's own (the daemon's lists nothing: dash is not
 # marked SHSTK on Debian 12).
 pal="$w/preload-allowlist"
-"$ctl" allowlist write -o "$pal" --generation 1 "audit exe:$(readlink -f /bin/sh)" >/dev/null ||
+"$ctl" allowlist write -o "$pal" --generation 1 "audit exe:$(readlink -f /bin/sh)" "audit exe:/usr/bin/true" >/dev/null ||
 	{ echo "FAIL: cannot write $pal"; exit 1; }
 
 # 1. notify
@@ -275,6 +275,25 @@ else
 	cat "$w/shstkd.log"; fail=1
 fi
 release "$held_dir"
+# A program in audit mode waits (25 ms at most) for the daemon to have
+# looked at it: true(1), over in a millisecond, leaves a run each time,
+# even where the daemon gets the CPU last (one CPU for both, the daemon
+# under SCHED_IDLE: it runs only when true(1) waits).
+before=$(count "select count(*) from runs where identity = '$true_id'")
+cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
+taskset -apc "$cpu" "$pid" >/dev/null && chrt -ai -p 0 "$pid" || { echo "FAIL: cannot pin shstkd"; fail=1; }
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl taskset -c "$cpu" /usr/bin/true
+done
+chrt -ao -p 0 "$pid" && taskset -apc "$(taskset -pc $$ | sed 's/.*: *//')" "$pid" >/dev/null ||
+	{ echo "FAIL: cannot unpin shstkd"; fail=1; }
+if wait_for 30 at_least "select count(*) from runs where identity = '$true_id' and ended_us is not null" $((before + 12)) &&
+	[ "$(count "select count(*) from runs where identity = '$true_id' and uid = 0 and exit_status = 0")" = $((before + 12)) ]; then
+	echo "ok: twelve runs of true(1) in audit mode: twelve runs recorded, each with its end"
+else
+	echo "FAIL: true(1) in audit mode: $(count "select count(*) - $before from runs where identity = '$true_id'") runs of 12"
+	tail -5 "$w/shstkd.log"; fail=1
+fi
 # The per-uid limit (policy runs-per-identity-hour = 3): five true claims
 # from one process are admitted three times (one run: the same process),
 # two are dropped and counted.

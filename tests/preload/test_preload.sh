@@ -239,6 +239,46 @@ n=$(grep -c '^event' <<<"$out")
 "$TP_DIR/tp-seccomp" /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null
 rc=$?
 [ $rc = 159 ] && pass || fail "seccomp control: python3 calling socket() under the filter exited $rc, expected 159"
+# In audit mode the process waits (25 ms at most) for the daemon's word that
+# it has looked, from the uid that owns the socket: a stand-in daemon answers
+# as that uid (the wait ends at the answer), as nobody (ignored: the wait
+# runs out), or not at all; enforce asks for no answer.  strace shows what
+# the process did.
+answerer() { # MODE: receive one datagram, print its flags, answer per MODE
+	python3 -c 'import os, socket, struct, sys
+path, mode = sys.argv[1:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+if os.path.exists(path): os.unlink(path)
+s.bind(path); os.chmod(path, 0o666)
+print("ready", flush=True)
+data, addr = s.recvfrom(2048)
+print("flags=%#x addr=%s" % (struct.unpack_from("<I", data, 16)[0], "yes" if addr else "no"), flush=True)
+if mode == "owner":
+    s.sendto(b"\1", addr)
+elif mode == "nobody" and os.fork() == 0:
+    os.setgid(65534); os.setuid(65534)
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"\1", addr)
+    os._exit(0)
+' "$W/ack.sock" "$1" >"$W/ack.out" &
+	wait_for 10 grep -q ready "$W/ack.out" || fail "answerer did not start"
+}
+acked() { # ALLOWLIST MODE: strace of the probe under an answerer
+	answerer "$2"
+	SHSTK_ALLOWLIST="$1" SHSTK_EVENTS_SOCKET="$W/ack.sock" LD_PRELOAD="$PRELOAD_LIB" \
+		strace -qq -e trace=sendto,ppoll,recvmsg "$PROBE" 2>&1 >/dev/null
+	wait
+}
+out=$(acked "$W/al-audit" owner)
+expect "audit, answered by the owner: asks, waits, takes the answer" "$(cat "$W/ack.out")" 'flags=0x1[0-9a-f]{4} addr=yes'
+expect "audit, answered by the owner: the wait ends at the answer" "$out" '^ppoll\(.*= 1' '^recvmsg\(.*= 1$'
+expect_not "audit, answered by the owner: no time-out" "$out" 'Timeout'
+out=$(acked "$W/al-audit" nobody)
+expect "audit, answered by nobody: the answer is read and ignored, the wait runs out" "$out" '^recvmsg\(.*= 1$' '^ppoll\(.*Timeout'
+out=$(acked "$W/al-audit" none)
+expect "audit, no answer: the wait runs out" "$out" '^ppoll\(.*Timeout'
+out=$(acked "$W/al-enf" none)
+expect "enforce: announced without asking for an answer" "$(cat "$W/ack.out")" 'flags=0x[0-9a-f]{1,4} addr=no'
+expect_not "enforce: no wait" "$out" '^(ppoll|recvmsg)\('
 # A gated dlopen of an unmarked object is reported by datagram, except under a filter.
 out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-other" SHSTK_EVENTS_SOCKET="$W/ev.sock" \
 	LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$TP_DIR/tp-seccomp" "$TP_DIR/tp-dlopen" \
