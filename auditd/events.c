@@ -163,6 +163,20 @@ static void pidfd_ready(struct shstkd *d, struct shstkd_watch *w)
 	unfollow(d, w);
 }
 
+static struct shstkd_exec_seen *exec_seen_of(struct shstkd *d, pid_t pid);
+
+/* The process may have exited between our look and now, its exit event read
+ * before it was followed: the exec slot kept it. */
+static void exit_from_slot(struct shstkd *d, struct shstkd_watch *w)
+{
+	const struct shstkd_exec_seen *e = exec_seen_of(d, w->pid);
+
+	if (e && e->exited) {
+		w->have_exit = true;
+		w->exit_status = e->status;
+	}
+}
+
 /* Processes followed per uid: one user's long-lived processes must not
  * take every slot (MAX_FOLLOWED) from the others. */
 #define MAX_FOLLOWED_PER_UID 256
@@ -187,6 +201,7 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 			w->have_exit = false;
 			w->exit_lost0 = d->n_exit_lost;
 			snprintf(w->identity, sizeof(w->identity), "%s", identity);
+			exit_from_slot(d, w);
 			close(fd);
 			close(dir);
 			return true;
@@ -206,6 +221,7 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 	w->run = run;
 	w->exit_lost0 = d->n_exit_lost;
 	snprintf(w->identity, sizeof(w->identity), "%s", identity);
+	exit_from_slot(d, w);
 	w->ready = pidfd_ready;
 	if (shstkd_epoll_add(d, w) < 0) {
 		free(w);
@@ -665,6 +681,7 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 static void procconn_event(const struct shstk_proc_event *e, void *ud)
 {
 	struct shstkd *d = ud;
+	struct shstkd_exec_seen *slot;
 
 	if (e->exec) {
 		exec_seen_add(d, e->tgid);
@@ -674,6 +691,15 @@ static void procconn_event(const struct shstk_proc_event *e, void *ud)
 			if (w->pid == e->tgid)
 				w->execd = true;
 		return;
+	}
+	/* Kept for a process looked at but not followed yet (events_ready
+	 * answers the sender before the batch is recorded, and a short
+	 * program exits at once).  A pid reused by a process that exits
+	 * without exec'ing would overwrite it, within the same batch only. */
+	slot = exec_seen_of(d, e->tgid);
+	if (slot) {
+		slot->exited = true;
+		slot->status = e->status;
 	}
 	for (struct shstkd_watch *w = d->pidfds; w; w = w->next)
 		if (w->pid == e->tgid) {

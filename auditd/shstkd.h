@@ -58,6 +58,8 @@ struct shstkd_exec_seen {
 	struct stat exe; /* its executable's stat then (no fd kept: an open
 	                  * file would keep its file system from unmounting) */
 	char *path;  /* the executable's path then, or NULL */
+	bool exited; /* an exit event of the process came (the last one counts) */
+	int status;  /* its wait status */
 };
 
 struct shstkd_opts {
