@@ -237,18 +237,44 @@ static void exe_path(pid_t pid, char *buf, size_t len)
 	buf[n > 0 ? (size_t)n : 0] = '\0';
 }
 
-/* The identity of /proc/PID/exe in the database's text form. */
-static int exe_identity(pid_t pid, char *exe, size_t exelen, char *id, size_t idlen)
+static int count_object(const struct shstk_db_identity_object *o, void *ud)
+{
+	(*(unsigned *)ud)++;
+	return 0;
+}
+
+/*
+ * The identity of /proc/PID/exe in the database's text form: the scanned
+ * object the file is (by device, inode, size and times, as shstkd names
+ * runs), else what the file says of itself, for a program no scan knows
+ * (a packager's fresh build).  A file that is no scanned object but whose
+ * build-id is a scanned object's is refused (-EPERM): anything the command
+ * runs can link any build-id into a program of its own, and its runs must
+ * not count for the object it names.
+ */
+static int exe_identity(struct shstk_db *db, pid_t pid, char *exe, size_t exelen, char *id, size_t idlen)
 {
 	_cleanup_close_ int fd = -1;
 	char proc[64];
+	struct stat st;
+	unsigned n = 0;
+	int r;
 
 	exe_path(pid, exe, exelen);
 	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
 	fd = open(proc, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
-	return shstk_db_identity_fd(fd, exe, id, idlen);
+	r = shstk_db_scanned_identity(db, &st, id, idlen);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	r = shstk_db_identity_fd(fd, exe, id, idlen);
+	if (r < 0)
+		return r;
+	r = shstk_db_identity_objects(db, id, count_object, &n);
+	if (r < 0)
+		return r;
+	return n ? -EPERM : 0;
 }
 
 /* Which mapping of @pid holds @addr: its name ("[anonymous]" for JIT code
@@ -341,7 +367,11 @@ static void run_record(struct verify_state *s, struct task *t)
 	if (!t->run_pending)
 		return;
 	t->run_pending = false;
-	if (exe_identity(t->tid, exe, sizeof(exe), id, sizeof(id)) < 0)
+	r = exe_identity(s->db, t->tid, exe, sizeof(exe), id, sizeof(id));
+	if (r == -EPERM)
+		fprintf(stderr, "shstkctl: verify: %s (pid %d) has the build-id of %s but is not the file scanned as it: "
+				"its run is not recorded\n", exe, (int)t->tid, id);
+	if (r < 0)
 		return;
 	(void)shstk_proc_status_read(t->tid, 0, &st); /* unreadable: nothing enabled */
 	applied = shstk_proc_status_applied(&st);

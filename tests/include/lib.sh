@@ -95,3 +95,18 @@ os.execve("/bin/sh", ["sh", "-c", "echo $$ >\"$0/pid\"; read _ <\"$0/go\"; exit 
 	hpid=$(cat "$1/pid")
 }
 release() { echo >"$1/go"; }
+
+# forge_build_id SRC DST HEX: DST is a copy of the ELF program SRC whose
+# build-id note says HEX (same length as SRC's): what anyone can make of a
+# program of their own to claim another's identity.
+forge_build_id() {
+	need_cmd objcopy binutils
+	need_cmd readelf binutils
+	cp "$1" "$2" && objcopy -O binary --only-section=.note.gnu.build-id "$2" "$2.note" &&
+		python3 -c 'import sys
+n = bytearray(open(sys.argv[1], "rb").read()); i = bytes.fromhex(sys.argv[2])
+n[len(n) - len(i):] = i; open(sys.argv[1], "wb").write(n)' "$2.note" "$3" &&
+		objcopy --update-section .note.gnu.build-id="$2.note" "$2" && rm -f "$2.note" && chmod 755 "$2" || return 1
+	[ "$(readelf -n "$2" | sed -n 's/.*Build ID: //p')" = "$3" ] ||
+		{ echo "FAIL: $2's build-id is not $3"; return 1; }
+}

@@ -74,6 +74,30 @@ if ! grep -qw user_shstk /proc/cpuinfo; then
 		fail=1
 	fi
 fi
+# Which object a run counts for is the scanned file the process runs, not
+# the build-id in it: a program with true(1)'s build-id that is not the
+# scanned true records nothing; the scanned true itself records its run.
+true_id=build-id:$(readelf -n /usr/bin/true | sed -n 's/.*Build ID: //p')
+"$ctl" --quiet --db "$work/vf.db" scan --no-progress --no-packages /usr/bin/true >/dev/null 2>&1 ||
+	{ echo "not ok - scan of true for verify"; fail=1; }
+forge_build_id "$(command -v sleep)" "$work/fake-true" "${true_id#build-id:}" || fail=1
+before=$(sqlite3 "$work/vf.db" "SELECT count(*) FROM runs WHERE identity = '$true_id'")
+out=$(SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" --db "$work/vf.db" -- "$work/fake-true" 0 2>&1)
+after=$(sqlite3 "$work/vf.db" "SELECT count(*) FROM runs WHERE identity = '$true_id'")
+if [ "$after" = "$before" ] && printf "%s" "$out" | grep -q "has the build-id of $true_id but is not the file scanned as it"; then
+	echo "ok - verify: a program claiming a scanned object's build-id records no run for it"
+else
+	echo "not ok - verify of a forged build-id: runs of $true_id $before -> $after: $out"
+	fail=1
+fi
+SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" --db "$work/vf.db" -- /usr/bin/true >/dev/null 2>&1
+after=$(sqlite3 "$work/vf.db" "SELECT count(*) FROM runs WHERE identity = '$true_id'")
+if [ "$after" = $((before + 1)) ]; then
+	echo "ok - verify: the scanned true(1) records its run"
+else
+	echo "not ok - verify of the scanned true: runs of $true_id $before -> $after"
+	fail=1
+fi
 golden_check verify-signal env SHSTK_VERIFY_SKIP_CET_CHECK=1 "$ctl" verify --preload "$preload" \
 	--db "$work/v.db" -- sh -c 'kill -TERM $$'
 # Job control: a traced process that stops itself stays stopped (group-stop,

@@ -244,16 +244,7 @@ forge 2 "$send_id" enforce mode
 # A build-id proves nothing: anyone can write one into a file of their own.
 # A copy of the sender whose note says true's build-id claims just that,
 # truthfully as far as its file goes; it is no scanned object.
-need_cmd objcopy binutils
-cp "$send" "$w/nb/fake"
-objcopy -O binary --only-section=.note.gnu.build-id "$w/nb/fake" "$w/nb/note"
-python3 -c 'import sys
-n = bytearray(open(sys.argv[1], "rb").read()); i = bytes.fromhex(sys.argv[2])
-n[len(n) - len(i):] = i; open(sys.argv[1], "wb").write(n)' "$w/nb/note" "${true_id#build-id:}"
-objcopy --update-section .note.gnu.build-id="$w/nb/note" "$w/nb/fake"
-chmod 755 "$w/nb/fake"
-fake_id=build-id:$(readelf -n "$w/nb/fake" | sed -n 's/.*Build ID: //p')
-[ "$fake_id" = "$true_id" ] || { echo "FAIL: the fake's build-id is $fake_id, not $true_id"; fail=1; }
+forge_build_id "$send" "$w/nb/fake" "${true_id#build-id:}" || fail=1
 send_saved=$send
 send=$w/nb/fake
 forge 3 "$true_id" off "identity (an unscanned file"
