@@ -489,9 +489,10 @@ static int run(struct shstkd *d)
 	shstkd_log(d, LOG_INFO,
 		   "stopping: %" PRIu64 " runs recorded; start datagrams: %" PRIu64 " forged, %" PRIu64
 		   " of processes gone before they were looked at, %" PRIu64 " over the per-uid limits, %" PRIu64
-		   " of unscanned executables; %" PRIu64 " run ends not seen, %" PRIu64 " event overruns",
+		   " of unscanned executables, %" PRIu64 " malformed; %" PRIu64 " run ends not seen, %" PRIu64
+		   " event overruns",
 		   d->n_runs, d->n_forged, d->n_unverified, d->rate.dropped + d->rate_sender.dropped, d->n_unscanned,
-		   d->n_end_unknown, d->n_exit_lost);
+		   d->n_ignored, d->n_end_unknown, d->n_exit_lost);
 	if (d->pub.pending)
 		publish_now(d);
 	if (pidfile)

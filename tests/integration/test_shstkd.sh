@@ -323,7 +323,8 @@ wait "$npid" 2>/dev/null || true
 npid=
 grep -q STOPPING=1 "$w/notify.log" || { echo "FAIL: no STOPPING=1"; cat "$w/notify.log"; fail=1; }
 # What the daemon counted, in its last words.
-if grep -q 'start datagrams: 3 forged, [0-9]* of processes gone before they were looked at, 2 over the per-uid limits' \
+# Two malformed datagrams were sent (step 2).
+if grep -q 'start datagrams: 3 forged, [0-9]* of processes gone before they were looked at, 2 over the per-uid limits, [0-9]* of unscanned executables, 2 malformed' \
 	"$w/shstkd.log"; then
 	echo "ok: $(sed -n 's/.*stopping: //p' "$w/shstkd.log" | head -n 1)"
 else
