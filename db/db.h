@@ -565,6 +565,8 @@ struct shstk_db_evidence {
 	uint64_t clean_boots;    /* distinct boots behind them (unknown counts as one) */
 	uint64_t clean_system;   /* those run by a system account (uid <= rules' system_uid_max) */
 	uint64_t clean_counted;  /* clean runs that count: each other uid's capped (rules) */
+	uint64_t legacy_runs;    /* the preload's runs from before schema 6: nobody vouched
+	                          * for them, none counts (schema.c, migration 6) */
 	uint64_t violations;     /* confirmed violations (SHSTK_DB_SOURCES_CONFIRMED) */
 	uint64_t unconfirmed;    /* the others: a core dump's or ANOM_ABEND's word alone */
 	int64_t last_violation;  /* id of the latest confirmed violation, 0 if none */

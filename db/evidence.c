@@ -476,7 +476,8 @@ static const char SQL_EVIDENCE_RUNS[] =
 	"(SELECT count(DISTINCT coalesce(boot_id, '')) FROM c WHERE clean), "
 	"(SELECT coalesce(sum(n), 0) FROM u WHERE uid IS NOT NULL AND uid <= ?2), "
 	"(SELECT coalesce(sum(CASE WHEN (uid IS NOT NULL AND uid <= ?2) OR ?3 = 0 THEN n "
-	"ELSE min(n, ?3) END), 0) FROM u)";
+	"ELSE min(n, ?3) END), 0) FROM u), "
+	"(SELECT count(*) FROM runs WHERE identity = ?1 AND source = 'preload' AND uid IS NULL)";
 static const char SQL_EVIDENCE_VIOLATIONS[] =
 	"SELECT coalesce(sum((sources & ?2) != 0), 0), coalesce(sum((sources & ?2) = 0), 0), "
 	"coalesce(max(CASE WHEN (sources & ?2) != 0 THEN id END), 0), "
@@ -504,6 +505,7 @@ int shstk_db_evidence_get(struct shstk_db *db, const char *identity, const struc
 	e.clean_boots = (uint64_t)sqlite3_column_int64(st, 4);
 	e.clean_system = (uint64_t)sqlite3_column_int64(st, 5);
 	e.clean_counted = (uint64_t)sqlite3_column_int64(st, 6);
+	e.legacy_runs = (uint64_t)sqlite3_column_int64(st, 7);
 
 	r = db_prepare(db, SQL_EVIDENCE_VIOLATIONS, &sv);
 	if (r < 0 || (r = db_bind_text(db, sv, 1, identity)) < 0 ||

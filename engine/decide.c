@@ -228,6 +228,8 @@ static void evidence_json(const struct shstk_decide_result *r, uint32_t denied, 
 			 e->clean_runs, e->clean_days, e->clean_counted, e->clean_uids, e->clean_system, e->clean_boots,
 			 e->runs, e->violations, e->unconfirmed);
 
+	if (n > 0 && (size_t)n < len && e->legacy_runs)
+		n += snprintf(buf + n, len - (size_t)n, ",\"legacy_runs\":%" PRIu64, e->legacy_runs);
 	if (n > 0 && (size_t)n < len && r->violation)
 		n += snprintf(buf + n, len - (size_t)n, ",\"violation\":%" PRId64, r->violation);
 	if (n > 0 && (size_t)n < len && denied)
@@ -341,6 +343,16 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 		decide_override(p, &s, &o, ret);
 	else
 		r = decide_policy(p, &s, o.rank ? &o : NULL, ret);
+	if (r >= 0 && ret->evidence.legacy_runs &&
+	    (ret->state == SHSTK_STATE_CANDIDATE || ret->state == SHSTK_STATE_AUDITING)) {
+		/* An upgrade to schema 6 took a verified binary's runs away:
+		 * say so where the administrator looks (explain, history). */
+		size_t n = strlen(ret->reason);
+
+		snprintf(ret->reason + n, sizeof(ret->reason) - n,
+			 "; %" PRIu64 " earlier run%s not counted (recorded before shstkd checked runs with the kernel)",
+			 ret->evidence.legacy_runs, ret->evidence.legacy_runs == 1 ? "" : "s");
+	}
 	denied = ret->state == SHSTK_STATE_QUARANTINED && !ret->evidence.violations ? denied_risks(p, s.risks) : 0;
 	evidence_json(ret, denied, ret->evidence_json, sizeof(ret->evidence_json));
 out:

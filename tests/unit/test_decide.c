@@ -166,7 +166,7 @@ static void test_decide_thresholds_distinct_days(void **state)
 	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 3, 2);
 	struct shstk_db *db = fx_open();
 	struct shstk_run_obs open_run = { .source = "preload", .time_us = FX_T0, .pid = 99, .identity = ID("b0"),
-					  .applied = "audit" };
+					  .applied = "audit", .uid_known = true, .uid = 0 };
 	int64_t id;
 	bool changed;
 
@@ -255,6 +255,38 @@ static void test_decide_diverse_evidence(void **state)
 	/* ... and the first binary, all in boot-1, falls back to auditing */
 	assert_int_equal(shstk_decide_identity(db, p, ID("d1"), FX_T0 + 7, &changed), 0);
 	assert_string_equal(decision_of(db, ID("d1")), "auditing/audit/0");
+	shstk_db_close(db);
+}
+
+/* The preload's runs from before schema 6 count for nothing (nobody
+ * vouched for them): a binary they had verified goes back to auditing at
+ * its next decision, and its reason says why. */
+static void test_decide_legacy_runs_said(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 1, 1);
+	struct shstk_db *db = fx_open();
+	struct shstk_run_obs old = { .source = "preload", .time_us = FX_T0, .identity = ID("e1"), .applied = "audit" };
+	int64_t id;
+	bool changed;
+
+	(void)state;
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/old", .build_id = "e1", .marked = true });
+	for (int i = 1; i <= 3; i++) {
+		old.pid = i;
+		assert_int_equal(shstk_record_run_start(db, &old, &id), 0);
+	}
+	assert_int_equal(shstk_decide_identity(db, p, ID("e1"), FX_T0 + 1, &changed), 0);
+	assert_string_equal(decision_of(db, ID("e1")), "candidate/audit/0");
+	assert_non_null(strstr(fx_query_text(db, "SELECT reason FROM decisions WHERE identity = '%s'", ID("e1")),
+			       "; 3 earlier runs not counted (recorded before shstkd checked runs with the kernel)"));
+	assert_non_null(strstr(fx_query_text(db, "SELECT evidence FROM decision_history ORDER BY id DESC"),
+			       "\"legacy_runs\":3"));
+	/* Verified on new runs: the old ones are no longer worth a word. */
+	run(db, ID("e1"), 0, 4, "audit", 0);
+	assert_int_equal(shstk_decide_identity(db, p, ID("e1"), FX_T0 + 2, &changed), 0);
+	assert_string_equal(decision_of(db, ID("e1")), "verified/enforce/2");
+	assert_null(strstr(fx_query_text(db, "SELECT reason FROM decisions WHERE identity = '%s'", ID("e1")),
+			   "earlier run"));
 	shstk_db_close(db);
 }
 
@@ -712,6 +744,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_stage_override, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_thresholds_distinct_days, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_diverse_evidence, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_legacy_runs_said, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_violation_quarantines, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_unconfirmed_alone, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_override_wins, fx_setup, fx_teardown),
