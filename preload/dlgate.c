@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload.h"
@@ -331,22 +332,22 @@ static char *resolve_like_caller(void *caller_map, Lmid_t lmid, const char *name
  * objects a dlopen() added are those not loaded before it, and another
  * thread's gated dlopen() in between would make its objects look like ours
  * (and have ours refused for them).  Recursive: a constructor run by the real
- * dlopen() may dlopen() too.  glibc holds its own loader lock across the
- * same span, so this adds no wait glibc does not impose already.  A fork()
- * while another thread holds it leaves the child's copy locked: the child
- * starts it afresh (pl_gate_atfork_child, registered when the gate turns on).
+ * dlopen() may dlopen() too.
+ *
+ * The wait for it is bounded (PL_GATE_WAIT_NS), because this lock is taken
+ * outside glibc's loader lock and then held while the real dlopen() takes
+ * that one: a thread that holds the loader lock already (a destructor run by
+ * dlclose() that dlopen()s) and waited here for a thread that waits for the
+ * loader lock would deadlock both.  After the bound the dlopen() goes on
+ * without the lock and checks only the object it returned, not its
+ * dependencies (which another load running at the same time may share).
+ * Nothing is done at fork() (no handler waits for it): the child starts it
+ * afresh, as the thread that held it is not there (pl_gate_atfork_child,
+ * registered when the gate turns on).
  */
+#define PL_GATE_WAIT_NS 50000000L
+
 static pthread_mutex_t pl_gate_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-
-static void pl_gate_atfork_prepare(void)
-{
-	pthread_mutex_lock(&pl_gate_lock);
-}
-
-static void pl_gate_atfork_parent(void)
-{
-	pthread_mutex_unlock(&pl_gate_lock);
-}
 
 static void pl_gate_atfork_child(void)
 {
@@ -357,7 +358,23 @@ static void pl_gate_atfork_child(void)
 
 void shstk_pl_gate_init(void)
 {
-	(void)pthread_atfork(pl_gate_atfork_prepare, pl_gate_atfork_parent, pl_gate_atfork_child);
+	(void)pthread_atfork(NULL, NULL, pl_gate_atfork_child);
+}
+
+static bool pl_gate_enter(void)
+{
+	struct timespec until;
+
+	if (pthread_mutex_trylock(&pl_gate_lock) == 0)
+		return true;
+	if (clock_gettime(CLOCK_REALTIME, &until) != 0)
+		return false;
+	until.tv_nsec += PL_GATE_WAIT_NS;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return pthread_mutex_timedlock(&pl_gate_lock, &until) == 0;
 }
 
 /*
@@ -370,6 +387,7 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 	struct snapshot before;
 	Dl_info di;
 	char *path = NULL;
+	bool locked;
 	void *h;
 
 	if (!real_dlopen_fn() || !real_dlmopen_fn())
@@ -381,14 +399,18 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 	if (file && !strchr(file, '/') && cm && lmid >= 0)
 		path = resolve_like_caller(cm, lmid, file);
 	pl_dlerr_pending = 0;
-	pthread_mutex_lock(&pl_gate_lock);
-	snapshot_take(&before);
+	locked = pl_gate_enter();
+	if (locked)
+		snapshot_take(&before);
+	else
+		before = (struct snapshot){ 0 }; /* only the object returned is checked */
 	if (!is_dlmopen && lmid == LM_ID_BASE)
 		h = real_dlopen_fn()(path ? path : file, mode);
 	else
 		h = real_dlmopen_fn()(lmid, path ? path : file, mode);
 	h = gate_after(h, &before, file ? file : "(main program)");
-	pthread_mutex_unlock(&pl_gate_lock);
+	if (locked)
+		pthread_mutex_unlock(&pl_gate_lock);
 	free(before.v);
 	free(path);
 	return h;

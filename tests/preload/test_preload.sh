@@ -343,6 +343,16 @@ rc=$?
 echo "# dlopen race: $out"
 [ $rc = 0 ] && pass || fail "dlopen race under the gate: exit $rc: $out"
 expect "dlopen race" "$out" '^iterations=3000 leaked=0 wrong_text=0 stale=0 churn_cycles=[1-9][0-9]* churn_failed=0$'
+# The gate's lock against glibc's loader lock (issue 17, administrator's
+# review): a destructor that dlopen()s while another thread holds the gate's
+# lock and waits for the loader lock.  A gate that waits for its lock without
+# a bound deadlocks (timeout: exit 124; seen with the unbounded lock).
+out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+	LD_PRELOAD="$TP_DIR/libtp-abba-shim.so $PRELOAD_LIB" timeout 30 "$TP_DIR/tp-abba" "$TP_DIR/libtp-abba-lib.so" \
+	"$TP_DIR/libtp-dep-marked.so" "$TP_DIR/libtp-plugin-marked.so" 2>&1)
+rc=$?
+[ $rc = 0 ] && pass || fail "dlopen in a destructor against a gated dlopen: exit $rc (124: deadlock): $out"
+expect "dlopen in a destructor against a gated dlopen" "$out" '^y=1 z=1$'
 # Control: without the gate the same program loads the unmarked dependency.
 out=$(SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
 	timeout 120 "$TP_DIR/tp-race" "$TP_DIR/libtp-race-refused.so" "$TP_DIR/libtp-race-churn.so" 10 2>&1)
