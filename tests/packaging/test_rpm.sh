@@ -57,17 +57,22 @@ if ! rpmbuild -bb --nodeps \
 fi
 echo "# rpmbuild took $(($(date +%s) - start)) s"
 rpmfile=$(ls "$work"/RPMS/x86_64/shstk-policy-"$version"-1*.x86_64.rpm)
+stubsfile=$(ls "$work"/RPMS/x86_64/shstk-policy-abi-stubs-"$version"-1*.x86_64.rpm)
 
 # ---- file list ------------------------------------------------------------------
 rpm -qlp "$rpmfile" >"$work/files"
 sed 's/^/#   /' "$work/files"
 for f in /usr/bin/shstkctl /usr/sbin/shstkd /usr/libexec/shstk-coredump /usr/lib64/libshstk_preload.so \
-	/usr/lib/libshstk_preload.so /usr/libx32/libshstk_preload.so \
 	/etc/shstk-policy/policy.conf /usr/lib/systemd/system/shstkd.service \
 	/usr/lib/systemd/system/shstkd-rescan.service /usr/lib/systemd/system/shstkd-rescan.timer \
 	/usr/lib/sysusers.d/shstk-policy.conf /usr/lib/tmpfiles.d/shstk-policy.conf /var/lib/shstk-policy; do
 	check "file $f" grep -qx "$f" "$work/files"
 done
+# The i686 and x32 stubs are a package of their own: the x86_64 package
+# carries no 32-bit object, and recommends them.
+check "no 32-bit stub in the main package" sh -c "! grep -q '^/usr/lib/libshstk_preload.so\|^/usr/libx32/' '$work/files'"
+check "the stubs package holds both stubs" sh -c "[ \"\$(rpm -qlp '$stubsfile' | sort | tr '\\n' ' ')\" = '/usr/lib/libshstk_preload.so /usr/libx32/libshstk_preload.so ' ]"
+check "the main package recommends the stubs" sh -c "rpm -qp --recommends '$rpmfile' | grep -qx 'shstk-policy-abi-stubs = $version-1.*'"
 # --configfiles lists a plain %config too: the flags say noreplace (n).
 check "policy.conf is %config(noreplace)" sh -c "rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\\n]' '$rpmfile' | grep -qx 'cn /etc/shstk-policy/policy.conf'"
 check "no test programs packaged" sh -c "! grep -q '/tp-\\|test_' '$work/files'"
@@ -87,7 +92,7 @@ root="$work/root"
 mkdir -p "$root"
 rpm --root "$root" --initdb
 # The scratch root has no shell for the scriptlets (they were read above).
-if ! rpm --root "$root" --nodeps --force-debian --noscripts --notriggers -i "$rpmfile" >"$work/install.log" 2>&1; then
+if ! rpm --root "$root" --nodeps --force-debian --noscripts --notriggers -i "$rpmfile" "$stubsfile" >"$work/install.log" 2>&1; then
 	cat "$work/install.log"
 	echo "FAIL: rpm --root -i"
 	exit 1
