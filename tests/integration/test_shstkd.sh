@@ -269,20 +269,30 @@ release "$held_dir"
 # A program in audit mode waits (25 ms at most) for the daemon to have
 # looked at it: true(1), over in a millisecond, leaves a run each time,
 # even where the daemon gets the CPU last (one CPU for both, the daemon
-# under SCHED_IDLE: it runs only when true(1) waits).
-before=$(count "select count(*) from runs where identity = '$true_id'")
+# under SCHED_IDLE: it runs only when true(1) waits, and the CPU is idle).
+# Without the wait none of them was recorded.  Another process busy on
+# that CPU starves the daemon for real (seen while kernels were built
+# beside the tests): up to three batches of eight, one must be complete
+# (24 runs stay under runs-per-identity-hour = 30).
 cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
-taskset -apc "$cpu" "$pid" >/dev/null && chrt -ai -p 0 "$pid" || { echo "FAIL: cannot pin shstkd"; fail=1; }
-for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do
-	SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl taskset -c "$cpu" /usr/bin/true
+got=
+for batch in 1 2 3; do
+	before=$(count "select count(*) from runs where identity = '$true_id'")
+	taskset -apc "$cpu" "$pid" >/dev/null && chrt -ai -p 0 "$pid" || { echo "FAIL: cannot pin shstkd"; fail=1; }
+	for _ in 1 2 3 4 5 6 7 8; do
+		SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl taskset -c "$cpu" /usr/bin/true
+	done
+	chrt -ao -p 0 "$pid" && taskset -apc "$(taskset -pc $$ | sed 's/.*: *//')" "$pid" >/dev/null ||
+		{ echo "FAIL: cannot unpin shstkd"; fail=1; }
+	wait_for 10 at_least "select count(*) from runs where identity = '$true_id' and ended_us is not null" \
+		$((before + 8)) || true
+	got="$got $(count "select count(*) - $before from runs where identity = '$true_id' and uid = 0 and exit_status = 0")"
+	[ "${got##* }" = 8 ] && break
 done
-chrt -ao -p 0 "$pid" && taskset -apc "$(taskset -pc $$ | sed 's/.*: *//')" "$pid" >/dev/null ||
-	{ echo "FAIL: cannot unpin shstkd"; fail=1; }
-if wait_for 30 at_least "select count(*) from runs where identity = '$true_id' and ended_us is not null" $((before + 12)) &&
-	[ "$(count "select count(*) from runs where identity = '$true_id' and uid = 0 and exit_status = 0")" = $((before + 12)) ]; then
-	echo "ok: twelve runs of true(1) in audit mode: twelve runs recorded, each with its end"
+if [ "${got##* }" = 8 ]; then
+	echo "ok: eight runs of true(1) in audit mode, the daemon starved: eight runs recorded, each with its end (batches:$got)"
 else
-	echo "FAIL: true(1) in audit mode: $(count "select count(*) - $before from runs where identity = '$true_id'") runs of 12"
+	echo "FAIL: true(1) in audit mode, runs recorded of 8 per batch:$got"
 	tail -5 "$w/shstkd.log"; fail=1
 fi
 # The per-uid limit (policy runs-per-identity-hour = 3): five true claims
