@@ -53,20 +53,20 @@ wait_for() {
 # and a last line "exit N", passed through the caller's norm() filter (what
 # varies between runs: work dir, build-ids, times), must equal
 # $golden/$golden_prefix$NAME.expected.  Prints "ok - NAME", or the diff and
-# "not ok - NAME" and sets fail=1.  Its files go to $work.
+# "not ok - NAME" and sets fail=1.  In $work: NAME.raw (the output as it
+# came) and NAME.out (what is compared).
 # SHSTK_UPDATE_GOLDEN=1 rewrites the expected file.
 golden_check() {
 	_gc_name=$1
 	shift
 	_gc_out="$work/$_gc_name.out"
 	_gc_rc=0
-	"$@" >"$_gc_out" 2>&1 || _gc_rc=$?
-	printf 'exit %s\n' "$_gc_rc" >>"$_gc_out"
-	norm <"$_gc_out" >"$_gc_out.n"
+	"$@" >"$work/$_gc_name.raw" 2>&1 || _gc_rc=$?
+	{ norm <"$work/$_gc_name.raw"; printf 'exit %s\n' "$_gc_rc"; } >"$_gc_out"
 	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$_gc_out.n" "$golden/$golden_prefix$_gc_name.expected"
+		cp "$_gc_out" "$golden/$golden_prefix$_gc_name.expected"
 	fi
-	if diff -u "$golden/$golden_prefix$_gc_name.expected" "$_gc_out.n"; then
+	if diff -u "$golden/$golden_prefix$_gc_name.expected" "$_gc_out"; then
 		echo "ok - $_gc_name"
 	else
 		echo "not ok - $_gc_name"

@@ -20,6 +20,7 @@ ctl="$SHSTK_BUILDDIR/cli/shstkctl"
 ev="$SHSTK_BUILDDIR/tests/tools/shstk-evidence"
 tree="$SHSTK_FIXTURES/tree/root"
 golden="$SHSTK_SRCDIR/tests/integration/golden"
+golden_prefix=admin-
 [ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
 [ -x "$ev" ] || { echo "FAIL: $ev not built"; exit 1; }
 [ -d "$tree" ] || { echo "FAIL: fixture tree $tree missing"; exit 1; }
@@ -64,22 +65,6 @@ norm() {
 	    -e 's/^daemon      shstkd .*/daemon      DAEMON/' -e 's/"daemon":{[^}]*}/"daemon":DAEMON/'
 }
 
-golden_check() {
-	name=$1
-	shift
-	rc=0
-	"$@" >"$work/$name.raw" 2>&1 || rc=$?
-	{ norm <"$work/$name.raw"; echo "exit $rc"; } >"$work/$name.out"
-	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$work/$name.out" "$golden/admin-$name.expected"
-	fi
-	if diff -u "$golden/admin-$name.expected" "$work/$name.out"; then
-		echo "ok: $name"
-	else
-		echo "FAIL: $name differs from golden/admin-$name.expected (above)"
-		fail=1
-	fi
-}
 
 # model COMMAND ARGS: the model's check of a real output (admin_expect.py).
 model() {

@@ -10,6 +10,7 @@ set -eu
 ctl="$SHSTK_BUILDDIR/cli/shstkctl"
 tree="$SHSTK_FIXTURES/tree/root"
 golden="$SHSTK_SRCDIR/tests/integration/golden"
+golden_prefix=
 [ -x "$ctl" ] || { echo "FAIL: $ctl not built"; exit 1; }
 [ -d "$tree" ] || { echo "FAIL: fixture tree $tree missing"; exit 1; }
 # The offenders case links its own programs.
@@ -29,22 +30,6 @@ norm() {
 	    -e 's/[0-9a-f]\{40\}/BUILDID/g'
 }
 
-golden_check() {
-	name=$1
-	shift
-	rc=0
-	"$@" >"$work/$name.raw" 2>&1 || rc=$?
-	{ norm <"$work/$name.raw"; echo "exit $rc"; } >"$work/$name.out"
-	if [ "${SHSTK_UPDATE_GOLDEN:-0}" = 1 ]; then
-		cp "$work/$name.out" "$golden/$name.expected"
-	fi
-	if diff -u "$golden/$name.expected" "$work/$name.out"; then
-		echo "ok: $name"
-	else
-		echo "FAIL: $name differs from golden/$name.expected (above)"
-		fail=1
-	fi
-}
 
 # No database yet: the message says how to create one.
 golden_check report-nodb "$ctl" --db "$db" report
