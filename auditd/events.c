@@ -89,13 +89,56 @@ static int exit_status_of(int dir, int *ret)
 	return 0;
 }
 
+static struct shstkd_watch **bucket_of(struct shstkd *d, pid_t pid)
+{
+	return &d->followed[(unsigned)pid % SHSTKD_FOLLOW_BUCKETS];
+}
+
+/* The followed process @pid, or NULL. */
+static struct shstkd_watch *watch_of(struct shstkd *d, pid_t pid)
+{
+	for (struct shstkd_watch *w = *bucket_of(d, pid); w; w = w->next)
+		if (w->pid == pid)
+			return w;
+	return NULL;
+}
+
+/* How many processes @uid has followed, adjusted by @delta (the count is
+ * freed at 0).  The count after, or -ENOMEM (nothing changed). */
+static long uid_followed_add(struct shstkd *d, uint32_t uid, int delta)
+{
+	struct shstkd_uid_followed **pp = &d->uid_followed[uid % SHSTKD_FOLLOW_BUCKETS], *c;
+	unsigned n;
+
+	for (; *pp && (*pp)->uid != uid; pp = &(*pp)->next)
+		;
+	c = *pp;
+	if (!c) {
+		if (delta <= 0)
+			return 0;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->uid = uid;
+		*pp = c;
+	}
+	c->n += (unsigned)delta;
+	n = c->n;
+	if (!n) {
+		*pp = c->next;
+		free(c);
+	}
+	return n;
+}
+
 static void unfollow(struct shstkd *d, struct shstkd_watch *w)
 {
-	for (struct shstkd_watch **pp = &d->pidfds; *pp; pp = &(*pp)->next)
+	for (struct shstkd_watch **pp = bucket_of(d, w->pid); *pp; pp = &(*pp)->next)
 		if (*pp == w) {
 			*pp = w->next;
 			break;
 		}
+	(void)uid_followed_add(d, w->uid, -1);
 	close(w->fd);
 	if (w->dir >= 0)
 		close(w->dir);
@@ -186,29 +229,29 @@ static void exit_from_slot(struct shstkd *d, struct shstkd_watch *w)
 static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, bool shstk_on, int64_t run,
 		   const char *identity)
 {
-	struct shstkd_watch *w;
-	unsigned of_uid = 0;
+	struct shstkd_watch *w = watch_of(d, pid);
 
-	for (w = d->pidfds; w; w = w->next) {
-		if (w->pid == pid) {
-			/* The process exec'd and announced its new image:
-			 * the old run was superseded, the new one starts
-			 * with no exit seen. */
-			w->run = run;
-			w->uid = uid;
-			w->shstk_on = shstk_on;
-			w->execd = false;
-			w->have_exit = false;
-			w->exit_lost0 = d->n_exit_lost;
-			snprintf(w->identity, sizeof(w->identity), "%s", identity);
-			exit_from_slot(d, w);
-			close(fd);
-			close(dir);
-			return true;
+	if (w) {
+		/* The process exec'd and announced its new image: the old run
+		 * was superseded, the new one starts with no exit seen. */
+		if (w->uid != uid) {
+			if (uid_followed_add(d, uid, 1) < 0)
+				goto drop;
+			(void)uid_followed_add(d, w->uid, -1);
 		}
-		of_uid += w->uid == uid;
+		w->run = run;
+		w->uid = uid;
+		w->shstk_on = shstk_on;
+		w->execd = false;
+		w->have_exit = false;
+		w->exit_lost0 = d->n_exit_lost;
+		snprintf(w->identity, sizeof(w->identity), "%s", identity);
+		exit_from_slot(d, w);
+		close(fd);
+		close(dir);
+		return true;
 	}
-	if (d->n_pidfds >= MAX_FOLLOWED || of_uid >= MAX_FOLLOWED_PER_UID)
+	if (d->n_pidfds >= MAX_FOLLOWED || uid_followed_add(d, uid, 0) >= MAX_FOLLOWED_PER_UID)
 		goto drop;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -223,12 +266,17 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 	snprintf(w->identity, sizeof(w->identity), "%s", identity);
 	exit_from_slot(d, w);
 	w->ready = pidfd_ready;
-	if (shstkd_epoll_add(d, w) < 0) {
+	if (uid_followed_add(d, uid, 1) < 0) {
 		free(w);
 		goto drop;
 	}
-	w->next = d->pidfds;
-	d->pidfds = w;
+	if (shstkd_epoll_add(d, w) < 0) {
+		(void)uid_followed_add(d, uid, -1);
+		free(w);
+		goto drop;
+	}
+	w->next = *bucket_of(d, pid);
+	*bucket_of(d, pid) = w;
 	d->n_pidfds++;
 	return true;
 drop:
@@ -682,14 +730,15 @@ static void procconn_event(const struct shstk_proc_event *e, void *ud)
 {
 	struct shstkd *d = ud;
 	struct shstkd_exec_seen *slot;
+	struct shstkd_watch *w;
 
 	if (e->exec) {
 		exec_seen_add(d, e->tgid);
 		/* A followed process ran another program: its run ended there
 		 * (a new announcement starts the next one). */
-		for (struct shstkd_watch *w = d->pidfds; w; w = w->next)
-			if (w->pid == e->tgid)
-				w->execd = true;
+		w = watch_of(d, e->tgid);
+		if (w)
+			w->execd = true;
 		return;
 	}
 	/* Kept for a process looked at but not followed yet (events_ready
@@ -701,12 +750,11 @@ static void procconn_event(const struct shstk_proc_event *e, void *ud)
 		slot->exited = true;
 		slot->status = e->status;
 	}
-	for (struct shstkd_watch *w = d->pidfds; w; w = w->next)
-		if (w->pid == e->tgid) {
-			w->have_exit = true;
-			w->exit_status = e->status;
-			return;
-		}
+	w = watch_of(d, e->tgid);
+	if (w) {
+		w->have_exit = true;
+		w->exit_status = e->status;
+	}
 }
 
 static void procconn_ready(struct shstkd *d, struct shstkd_watch *w)
@@ -854,8 +902,9 @@ fail:
 
 void shstkd_events_close(struct shstkd *d)
 {
-	while (d->pidfds)
-		unfollow(d, d->pidfds);
+	for (size_t i = 0; i < SHSTKD_FOLLOW_BUCKETS; i++)
+		while (d->followed[i])
+			unfollow(d, d->followed[i]);
 	shstk_maps_forget_all();
 	if (d->procconn.fd >= 0) {
 		close(d->procconn.fd);

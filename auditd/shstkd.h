@@ -40,7 +40,16 @@ struct shstkd_watch {
 	uint64_t exit_lost0; /* n_exit_lost when following began: a loss since voids the status */
 	bool shstk_on;    /* the run began with a shadow stack (audit or enforce) */
 	bool execd;       /* the process exec'd since: the run ended there, unseen */
-	struct shstkd_watch *next;
+	struct shstkd_watch *next; /* in its bucket of shstkd.followed */
+};
+
+/* Followed processes by pid, and how many each uid has (events.c): every
+ * exec and exit on the machine looks its pid up, so no list walk. */
+#define SHSTKD_FOLLOW_BUCKETS 1024
+struct shstkd_uid_followed {
+	uint32_t uid;
+	unsigned n;
+	struct shstkd_uid_followed *next;
 };
 
 /*
@@ -78,7 +87,8 @@ struct shstkd {
 	struct shstk_publisher pub;
 	int epfd;
 	struct shstkd_watch kmsg, audit, events, procconn, sig, timer;
-	struct shstkd_watch *pidfds; /* followed processes */
+	struct shstkd_watch *followed[SHSTKD_FOLLOW_BUCKETS]; /* followed processes, by pid */
+	struct shstkd_uid_followed *uid_followed[SHSTKD_FOLLOW_BUCKETS]; /* their count, by uid */
 	unsigned n_pidfds;
 	char boot_id[40];
 	uint64_t kmsg_last_seq;     /* of this boot; kmsg_have_seq false: none */
