@@ -157,17 +157,16 @@ static bool pl_seccomp_maybe(void)
 }
 
 /*
- * Waits, at most SHSTK_PL_ACK_WAIT_MS, for shstkd's word that it has looked
+ * Waits, for what is left of @left (SHSTK_PL_ACK_WAIT_MS in all, the send
+ * included), for shstkd's word that it has looked
  * at this process (its one-byte answer to the datagram, sent from the uid
  * that owns the event socket: anyone else's is not its word).  A run is
  * evidence only if shstkd saw the process alive, and a program that exits
  * within a millisecond is often gone before a daemon gets to it; so a
  * process whose runs are wanted as evidence (audit mode) waits that long.
  */
-static void pl_wait_ack(int fd, uid_t daemon_uid)
+static void pl_wait_ack(int fd, uid_t daemon_uid, struct timespec *left)
 {
-	struct timespec left = { 0, SHSTK_PL_ACK_WAIT_MS * 1000000L };
-
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		union {
@@ -178,7 +177,7 @@ static void pl_wait_ack(int fd, uid_t daemon_uid)
 		struct iovec iov = { &byte, 1 };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof(cm) };
 		struct cmsghdr *c;
-		int r = pl_ppoll(&p, 1, &left);
+		int r = pl_ppoll(&p, 1, left);
 
 		if (r == -EINTR)
 			continue; /* the kernel left the time remaining in @left */
@@ -217,7 +216,9 @@ void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
 	struct shstk_event copy = *ev;
+	struct timespec left = { 0, SHSTK_PL_ACK_WAIT_MS * 1000000L };
 	struct stat sb;
+	socklen_t alen;
 	int fd;
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
@@ -231,17 +232,41 @@ void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
 	fd = pl_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	/* SO_PASSCRED makes the send bind the socket to an abstract address
-	 * shstkd can answer to, and shows who answers. */
-	if (wait && pl_setsockopt_int(fd, SOL_SOCKET, SO_PASSCRED, 1) == 0)
+	alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
+	/* SO_PASSCRED makes the connect (or send) bind the socket to an
+	 * abstract address shstkd can answer to, and shows who answers. */
+	if (wait && pl_setsockopt_int(fd, SOL_SOCKET, SO_PASSCRED, 1) == 0 && pl_connect(fd, &sa, alen) == 0)
 		copy.flags |= SHSTK_EV_F_WANTS_ACK;
 	else
 		wait = false;
 	len = shstk_ev_encode(&copy, buf);
-	if (pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, &sa,
-		      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1)) == (long)len &&
-	    wait)
-		pl_wait_ack(fd, sb.st_uid);
+	if (!wait) {
+		(void)pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, &sa, alen);
+		pl_close(fd);
+		return;
+	}
+	/*
+	 * A full queue (a burst of starts; the kernel's default
+	 * net.unix.max_dgram_qlen is 10, systemd's 512) is waited out within
+	 * the same time limit: the evidence of a process in audit mode is
+	 * what the wait is for.  A connected datagram socket polls writable
+	 * when the daemon's queue has room.
+	 */
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		long n = pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+		int r;
+
+		if (n == (long)len) {
+			pl_wait_ack(fd, sb.st_uid, &left);
+			break;
+		}
+		if (n != -EAGAIN)
+			break;
+		r = pl_ppoll(&p, 1, &left);
+		if (r <= 0 && r != -EINTR)
+			break;
+	}
 	pl_close(fd);
 }
 

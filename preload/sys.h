@@ -97,6 +97,11 @@ static inline int pl_socket(int domain, int type)
 	return (int)pl_sys3(SYS_socket, domain, type, 0);
 }
 
+static inline int pl_connect(int fd, const void *addr, socklen_t alen)
+{
+	return (int)pl_sys3(SYS_connect, fd, (long)addr, alen);
+}
+
 /* The bytes sent, or -errno. */
 static inline long pl_sendto(int fd, const void *buf, size_t len, int flags, const void *addr, socklen_t alen)
 {

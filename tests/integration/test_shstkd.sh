@@ -111,7 +111,8 @@ at_least() { [ "$(count "$1")" -ge "$2" ]; }
 # an allowlist of the test's own (the daemon's lists nothing: dash is not
 # marked SHSTK on Debian 12).
 pal="$w/preload-allowlist"
-"$ctl" allowlist write -o "$pal" --generation 1 "audit exe:$(readlink -f /bin/sh)" "audit exe:/usr/bin/true" >/dev/null ||
+"$ctl" allowlist write -o "$pal" --generation 1 "audit exe:$(readlink -f /bin/sh)" "audit exe:/usr/bin/true" \
+	"audit exe:$(readlink -f /usr/bin/sleep)" >/dev/null ||
 	{ echo "FAIL: cannot write $pal"; exit 1; }
 
 # 1. notify
@@ -132,7 +133,8 @@ chmod 711 "$w"
 chmod 644 "$al"
 # shstkd names what a process runs by its file: the scanned object it is.
 send=$SHSTK_BUILDDIR/tests/tools/shstk-event-send
-"$ctl" --quiet --db "$db" scan --no-progress --no-packages "$(readlink -f /bin/sh)" /usr/bin/true "$send" >/dev/null 2>&1 ||
+"$ctl" --quiet --db "$db" scan --no-progress --no-packages "$(readlink -f /bin/sh)" /usr/bin/true "$send" \
+	"$(readlink -f /usr/bin/sleep)" >/dev/null 2>&1 ||
 	{ echo "FAIL: scan for the runs"; fail=1; }
 # What the kernel shows the held shell in audit mode: a shadow stack where
 # the CPU and kernel have them, else nothing (the preload says unsupported).
@@ -316,6 +318,35 @@ if [ "$(count "select count(*) from runs where identity = '$send_id'")" = 1 ]; t
 	echo "ok: five true claims from one process: one run"
 else
 	echo "FAIL: the flood's runs: $(count "select id, pid from runs where identity = '$send_id'")"; fail=1
+fi
+rm -f "$pol"
+# One user follows at most 256 processes to their end (the daemon's fds
+# are bounded): nobody's 257 sleeps are all recorded, 256 followed to the
+# SIGTERM that ends them, one recorded without an end at once.  (The
+# per-identity limit is lifted for it.)
+sleep_id=build-id:$(readelf -n "$(readlink -f /usr/bin/sleep)" | sed -n 's/.*Build ID: //p')
+printf '[promotion]\nruns-per-identity-hour = 0\n' >"$pol"
+kill -HUP "$pid"
+reloaded_twice() { [ "$(grep -c "policy reloaded" "$w/shstkd.log")" -ge 2 ]; }
+wait_for 30 reloaded_twice || { echo "FAIL: policy not reloaded"; fail=1; }
+# One at a time, each once its run is in: a burst would meet the kernel's
+# default queue of 10 datagrams (net.unix.max_dgram_qlen; systemd sets 512),
+# which this test is not about.
+sleeps="select count(*) from runs where identity = '$sleep_id' and uid = 65534"
+i=0
+while [ $i -lt 257 ]; do
+	i=$((i + 1))
+	SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl \
+		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+	wait_for 10 at_least "$sleeps" $i || break
+done
+pkill -TERM -u nobody -x sleep
+wait_for 60 at_least "$sleeps and ended_us is not null" 257 || true
+got="$(count "$sleeps")/$(count "$sleeps and exit_signal = 15")/$(count "$sleeps and ended_us is not null and exit_status is null and exit_signal is null")"
+if [ "$got" = 257/256/1 ]; then
+	echo "ok: nobody's 257 processes: 257 runs, 256 followed to their SIGTERM, one not followed (its end unknown)"
+else
+	echo "FAIL: nobody's 257 processes: runs/ended by SIGTERM/end unknown = $got, want 257/256/1"; fail=1
 fi
 rm -f "$pol"
 # 3. SIGHUP with a bad policy

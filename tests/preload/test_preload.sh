@@ -240,31 +240,40 @@ n=$(grep -c '^event' <<<"$out")
 rc=$?
 [ $rc = 159 ] && pass || fail "seccomp control: python3 calling socket() under the filter exited $rc, expected 159"
 # In audit mode the process waits (25 ms at most) for the daemon's word that
-# it has looked, from the uid that owns the socket: a stand-in daemon answers
-# as that uid (the wait ends at the answer), as nobody (ignored: the wait
-# runs out), or not at all; enforce asks for no answer.  strace shows what
-# the process did.
-answerer() { # MODE: receive one datagram, print its flags, answer per MODE
+# it has looked, on a socket connected to the daemon's, from the uid that
+# owns it: a stand-in daemon answers (the wait ends at the answer), nobody
+# answers (the kernel refuses: the wait runs out), or nobody at all; enforce
+# asks for no answer.  strace shows what the process did.
+answerer() { # SOCKET MODE: receive one datagram, print its flags, answer per MODE
+	rm -f "$W/ack.out"
 	python3 -c 'import os, socket, struct, sys
 path, mode = sys.argv[1:]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 if os.path.exists(path): os.unlink(path)
 s.bind(path); os.chmod(path, 0o666)
+s.settimeout(30)
 print("ready", flush=True)
 data, addr = s.recvfrom(2048)
 print("flags=%#x addr=%s" % (struct.unpack_from("<I", data, 16)[0], "yes" if addr else "no"), flush=True)
 if mode == "owner":
     s.sendto(b"\1", addr)
-elif mode == "nobody" and os.fork() == 0:
-    os.setgid(65534); os.setuid(65534)
-    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"\1", addr)
-    os._exit(0)
-' "$W/ack.sock" "$1" >"$W/ack.out" &
+elif mode == "nobody":
+    child = os.fork()
+    if child == 0:
+        os.setgid(65534); os.setuid(65534)
+        try:
+            socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"\1", addr)
+            print("nobody: sent", flush=True)
+        except OSError as e:
+            print("nobody: %s" % os.strerror(e.errno), flush=True)
+        os._exit(0)
+    os.waitpid(child, 0)
+'  "$1" "$2" >"$W/ack.out" &
 	wait_for 10 grep -q ready "$W/ack.out" || fail "answerer did not start"
 }
-acked() { # ALLOWLIST MODE: strace of the probe under an answerer
-	answerer "$2"
-	SHSTK_ALLOWLIST="$1" SHSTK_EVENTS_SOCKET="$W/ack.sock" LD_PRELOAD="$PRELOAD_LIB" \
+acked() { # ALLOWLIST MODE: strace of the probe under an answerer (a socket of its own)
+	answerer "$W/ack-$2-${1##*/}.sock" "$2"
+	SHSTK_ALLOWLIST="$1" SHSTK_EVENTS_SOCKET="$W/ack-$2-${1##*/}.sock" LD_PRELOAD="$PRELOAD_LIB" \
 		strace -qq -e trace=sendto,ppoll,recvmsg "$PROBE" 2>&1 >/dev/null
 	wait
 }
@@ -272,8 +281,12 @@ out=$(acked "$W/al-audit" owner)
 expect "audit, answered by the owner: asks, waits, takes the answer" "$(cat "$W/ack.out")" 'flags=0x1[0-9a-f]{4} addr=yes'
 expect "audit, answered by the owner: the wait ends at the answer" "$out" '^ppoll\(.*= 1' '^recvmsg\(.*= 1$'
 expect_not "audit, answered by the owner: no time-out" "$out" 'Timeout'
+# The socket is connected to the daemon's: nobody's byte cannot even reach
+# it (EPERM), and the wait runs out.
 out=$(acked "$W/al-audit" nobody)
-expect "audit, answered by nobody: the answer is read and ignored, the wait runs out" "$out" '^recvmsg\(.*= 1$' '^ppoll\(.*Timeout'
+expect "audit, answered by nobody: the wait runs out" "$out" '^ppoll\(.*Timeout'
+expect_not "audit, answered by nobody: nothing received" "$out" '^recvmsg\('
+expect "audit, answered by nobody: refused by the kernel" "$(cat "$W/ack.out")" '^nobody: Operation not permitted$'
 out=$(acked "$W/al-audit" none)
 expect "audit, no answer: the wait runs out" "$out" '^ppoll\(.*Timeout'
 out=$(acked "$W/al-enf" none)
