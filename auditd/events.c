@@ -189,7 +189,7 @@ static void end_run(struct shstkd *d, const struct shstkd_watch *w)
 		shstkd_log(d, LOG_WARNING, "run %lld (pid %d): cannot record its end: %s", (long long)w->run, (int)w->pid,
 			   strerror(-r));
 	/* A clean run may promote the binary: publish only if it did. */
-	r = shstk_decide_identity(d->db, d->policy, w->identity, shstk_clock_us(CLOCK_REALTIME), &changed);
+	r = shstk_decide_after_run(d->db, d->policy, w->identity, shstk_clock_us(CLOCK_REALTIME), &changed);
 	if (r < 0)
 		shstkd_log(d, LOG_WARNING, "%s: cannot decide: %s", w->identity, strerror(-r));
 	if (changed)

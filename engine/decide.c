@@ -609,6 +609,29 @@ int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, con
 	return r;
 }
 
+static int final_state_cb(const struct shstk_db_decision *d, void *ud)
+{
+	*(bool *)ud = strcmp(d->state, shstk_state_name(SHSTK_STATE_VERIFIED)) == 0 ||
+		      strcmp(d->state, shstk_state_name(SHSTK_STATE_QUARANTINED)) == 0 ||
+		      strcmp(d->state, shstk_state_name(SHSTK_STATE_INELIGIBLE)) == 0;
+	return 0;
+}
+
+int shstk_decide_after_run(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
+			   bool *ret_changed)
+{
+	bool settled = false;
+
+	if (!db || !p || !identity)
+		return -EINVAL;
+	if (shstk_db_decision_get(db, identity, final_state_cb, &settled) >= 0 && settled) {
+		if (ret_changed)
+			*ret_changed = false;
+		return 0;
+	}
+	return shstk_decide_identity(db, p, identity, now_us, ret_changed);
+}
+
 struct violation_identity {
 	char *identity;
 };

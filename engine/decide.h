@@ -133,6 +133,17 @@ int shstk_decide_preview(struct shstk_db *db, const struct shstk_policy *p, cons
 int shstk_decide_identity(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
 			  bool *ret_changed);
 
+/*
+ * Re-decides @identity after one of its runs ended, as shstk_decide_identity()
+ * does, unless the run cannot change anything: a run adds to the evidence
+ * (every count is monotonic: clean runs, days, uids, boots) and brings no
+ * violation (those come by shstk_decide_violation()), so a binary already
+ * verified, quarantined or ineligible stays so, and re-counting its runs
+ * (all of them: a popular binary has thousands) is skipped.
+ */
+int shstk_decide_after_run(struct shstk_db *db, const struct shstk_policy *p, const char *identity, int64_t now_us,
+			   bool *ret_changed);
+
 /* Re-decides the identity violation @violation was attributed to (none: nothing). */
 int shstk_decide_violation(struct shstk_db *db, const struct shstk_policy *p, int64_t violation, int64_t now_us,
 			   bool *ret_changed);

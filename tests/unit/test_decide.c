@@ -290,6 +290,36 @@ static void test_decide_legacy_runs_said(void **state)
 	shstk_db_close(db);
 }
 
+/* A run's end re-decides only what a run can change: an auditing binary
+ * is promoted by it, a verified one is not re-counted (seen: the policy's
+ * stage changed without a decision of everything stays unapplied to it
+ * until one comes, while shstk_decide_identity() applies it). */
+static void test_decide_after_run_skips_settled(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 2, 1);
+	struct shstk_db *db = fx_open();
+	bool changed;
+
+	(void)state;
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/settle", .build_id = "f1", .marked = true });
+	run(db, ID("f1"), 0, 1, "audit", 0);
+	assert_int_equal(shstk_decide_after_run(db, p, ID("f1"), FX_T0 + 1, &changed), 0);
+	assert_string_equal(decision_of(db, ID("f1")), "auditing/audit/0");
+	run(db, ID("f1"), 0, 2, "audit", 0);
+	assert_int_equal(shstk_decide_after_run(db, p, ID("f1"), FX_T0 + 2, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("f1")), "verified/enforce/2");
+	p->stage = SHSTK_STAGE_AUDIT;
+	run(db, ID("f1"), 0, 3, "enforce", 0);
+	assert_int_equal(shstk_decide_after_run(db, p, ID("f1"), FX_T0 + 3, &changed), 0);
+	assert_false(changed);
+	assert_string_equal(decision_of(db, ID("f1")), "verified/enforce/2");
+	assert_int_equal(shstk_decide_identity(db, p, ID("f1"), FX_T0 + 4, &changed), 0);
+	assert_true(changed);
+	assert_string_equal(decision_of(db, ID("f1")), "verified/audit/2");
+	shstk_db_close(db);
+}
+
 static void test_decide_violation_quarantines(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 1, 1);
@@ -745,6 +775,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_thresholds_distinct_days, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_diverse_evidence, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_legacy_runs_said, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_after_run_skips_settled, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_violation_quarantines, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_unconfirmed_alone, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_override_wins, fx_setup, fx_teardown),
