@@ -423,7 +423,7 @@ static int kernel_run(struct shstkd *d, pid_t pid, struct shstk_kernel_run *k, c
 /* The connector saw @pid exec: open /proc/PID and its executable now, while
  * it surely lives.  Nothing else: the identity is looked up only when a
  * start is announced. */
-static void exec_seen_add(struct shstkd *d, pid_t pid)
+static void exec_seen_add(struct shstkd *d, pid_t pid, uint64_t time_ns)
 {
 	struct shstkd_exec_seen *e;
 	_cleanup_close_ int dir = -1, exefd = -1;
@@ -450,6 +450,7 @@ static void exec_seen_add(struct shstkd *d, pid_t pid)
 	e->path = n > 0 ? strdup(exe) : NULL;
 	e->dir = TAKE_FD(dir);
 	e->pid = pid;
+	e->exec_ns = time_ns;
 }
 
 static void exec_seen_clear(struct shstkd *d)
@@ -507,6 +508,29 @@ struct verified_start {
 	char exe[4096];
 };
 
+/* Where a datagram came from: an answer goes there. */
+struct sender {
+	int fd; /* the event socket */
+	struct sockaddr_un addr;
+	socklen_t len;
+	uint64_t sent_ns; /* when it was sent (CLOCK_MONOTONIC), 0: unknown */
+};
+
+/*
+ * Did the sender exec another program after it sent the datagram (@s's
+ * time)?  A wrapper listed enforce (env(1), a shell's exec) does not wait
+ * for the look, and its announcement then meets the next program's image:
+ * no forgery, only a start nobody can vouch for any more.  The connector's
+ * exec time against the datagram's: a process that exec'd before it sent
+ * its claims is judged on them.
+ */
+static bool execd_after_sending(struct shstkd *d, pid_t pid, const struct sender *s)
+{
+	const struct shstkd_exec_seen *e = exec_seen_of(d, pid);
+
+	return e && s->sent_ns && e->exec_ns > s->sent_ns;
+}
+
 /* Does @identity name a scanned object? */
 static int count_cb(const struct shstk_db_identity_object *o, void *ud)
 {
@@ -520,13 +544,6 @@ static bool is_scanned(struct shstkd *d, const char *identity)
 
 	return shstk_db_identity_objects(d->db, identity, count_cb, &n) >= 0 && n > 0;
 }
-
-/* Where a datagram came from: an answer goes there. */
-struct sender {
-	int fd; /* the event socket */
-	struct sockaddr_un addr;
-	socklen_t len;
-};
 
 /*
  * Tells the sender of @ev that it was looked at, if it waits for that (the
@@ -572,7 +589,9 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 		/* Not a scanned file.  Claiming a scanned object's identity
 		 * from it is a forgery; any other claim names nothing that
 		 * could be decided. */
-		if (is_scanned(d, claimed)) {
+		if (execd_after_sending(d, cred->pid, s)) {
+			d->n_unverified++;
+		} else if (is_scanned(d, claimed)) {
 			d->n_forged++;
 			log_forged(d, cred, "another identity", claimed, &v->k);
 		} else {
@@ -587,6 +606,10 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 		return false;
 	}
 	bad = shstk_claims_disagree(ev, &v->k);
+	if (bad && strcmp(bad, "identity") == 0 && execd_after_sending(d, cred->pid, s)) {
+		d->n_unverified++;
+		goto drop;
+	}
 	if (bad) {
 		d->n_forged++;
 		snprintf(what, sizeof(what), "another %s", bad);
@@ -666,6 +689,8 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 	static struct verified_start batch[START_BATCH];
 	unsigned budget = EVENTS_PER_WAKEUP;
 	bool more = true;
+	/* The datagrams' times are CLOCK_REALTIME, the connector's monotonic. */
+	int64_t rt_minus_mono = (shstk_clock_us(CLOCK_REALTIME) - shstk_clock_us(CLOCK_MONOTONIC)) * 1000;
 
 	while (more && budget) {
 		size_t n_batch = 0;
@@ -675,7 +700,7 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 			uint8_t buf[SHSTK_EV_MAX + 1];
 			union {
 				struct cmsghdr h;
-				char b[CMSG_SPACE(sizeof(struct ucred))];
+				char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(struct timespec))];
 			} cm;
 			struct iovec iov = { buf, sizeof(buf) };
 			struct sender from = { .fd = w->fd };
@@ -699,10 +724,20 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 			}
 			budget--;
 			from.len = mh.msg_namelen;
-			for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
 				    c->cmsg_len == CMSG_LEN(sizeof(struct ucred)))
 					cred = (struct ucred *)CMSG_DATA(c);
+				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+				    c->cmsg_len == CMSG_LEN(sizeof(struct timespec))) {
+					struct timespec ts;
+					int64_t t;
+
+					memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+					t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - rt_minus_mono;
+					from.sent_ns = t > 0 ? (uint64_t)t : 0;
+				}
+			}
 			/* Size first: a datagram longer than the largest event was cut (MSG_TRUNC). */
 			if (!cred || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
 			    shstk_ev_decode(buf, (size_t)n, &ev) < 0 || ev.decision > SHSTK_DECISION_MAX ||
@@ -733,7 +768,7 @@ static void procconn_event(const struct shstk_proc_event *e, void *ud)
 	struct shstkd_watch *w;
 
 	if (e->exec) {
-		exec_seen_add(d, e->tgid);
+		exec_seen_add(d, e->tgid, e->time_ns);
 		/* A followed process ran another program: its run ended there
 		 * (a new announcement starts the next one). */
 		w = watch_of(d, e->tgid);
@@ -885,6 +920,9 @@ int shstkd_events_open(struct shstkd *d)
 		return negerrno();
 	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
 		goto fail;
+	/* When each datagram was sent: an exec after it is no forgery
+	 * (execd_after_sending). */
+	(void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	(void)unlink(sa.sun_path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto fail;

@@ -175,7 +175,8 @@ int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct sh
 			if (cb)
 				cb(&(struct shstk_proc_event){ .exec = true,
 							       .pid = ev.event_data.exec.process_pid,
-							       .tgid = ev.event_data.exec.process_tgid },
+							       .tgid = ev.event_data.exec.process_tgid,
+							       .time_ns = ev.timestamp_ns },
 				   ud);
 			n++;
 			continue;
@@ -185,7 +186,8 @@ int shstk_procconn_parse(const void *buf, size_t len, void (*cb)(const struct sh
 		if (cb)
 			cb(&(struct shstk_proc_event){ .pid = ev.event_data.exit.process_pid,
 						       .tgid = ev.event_data.exit.process_tgid,
-						       .status = (int)ev.event_data.exit.exit_code },
+						       .status = (int)ev.event_data.exit.exit_code,
+						       .time_ns = ev.timestamp_ns },
 			   ud);
 		n++;
 	}

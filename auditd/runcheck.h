@@ -73,6 +73,7 @@ struct shstk_proc_event {
 	bool exec;
 	pid_t pid, tgid;
 	int status;
+	uint64_t time_ns; /* when, by the kernel's CLOCK_MONOTONIC */
 };
 
 /*

@@ -67,6 +67,7 @@ struct shstkd_exec_seen {
 	struct stat exe; /* its executable's stat then (no fd kept: an open
 	                  * file would keep its file system from unmounting) */
 	char *path;  /* the executable's path then, or NULL */
+	uint64_t exec_ns; /* the exec's time (CLOCK_MONOTONIC, the connector's) */
 	bool exited; /* an exit event of the process came (the last one counts) */
 	int status;  /* its wait status */
 };

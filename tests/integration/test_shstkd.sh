@@ -112,7 +112,7 @@ at_least() { [ "$(count "$1")" -ge "$2" ]; }
 # marked SHSTK on Debian 12).
 pal="$w/preload-allowlist"
 "$ctl" allowlist write -o "$pal" --generation 1 "audit exe:$(readlink -f /bin/sh)" "audit exe:/usr/bin/true" \
-	"audit exe:$(readlink -f /usr/bin/sleep)" >/dev/null ||
+	"audit exe:$(readlink -f /usr/bin/sleep)" "enforce exe:$(readlink -f /usr/bin/env) ignore-marking" >/dev/null ||
 	{ echo "FAIL: cannot write $pal"; exit 1; }
 
 # 1. notify
@@ -134,7 +134,7 @@ chmod 644 "$al"
 # shstkd names what a process runs by its file: the scanned object it is.
 send=$SHSTK_BUILDDIR/tests/tools/shstk-event-send
 "$ctl" --quiet --db "$db" scan --no-progress --no-packages "$(readlink -f /bin/sh)" /usr/bin/true "$send" \
-	"$(readlink -f /usr/bin/sleep)" >/dev/null 2>&1 ||
+	"$(readlink -f /usr/bin/sleep)" "$(readlink -f /usr/bin/env)" >/dev/null 2>&1 ||
 	{ echo "FAIL: scan for the runs"; fail=1; }
 # What the kernel shows the held shell in audit mode: a shadow stack where
 # the CPU and kernel have them, else nothing (the preload says unsupported).
@@ -297,6 +297,29 @@ else
 	echo "FAIL: true(1) in audit mode, runs recorded of 8 per batch:$got"
 	tail -5 "$w/shstkd.log"; fail=1
 fi
+# A wrapper listed enforce does not wait for the look: env(1) announces
+# itself and exec's sleep(1) at once, so the daemon (starved as above)
+# finds sleep's image where env's was announced.  No forgery: the look
+# came after an exec (counted as gone), never logged as forged.
+sleep_id=build-id:$(readelf -n "$(readlink -f /usr/bin/sleep)" | sed -n 's/.*Build ID: //p')
+root_sleeps="select count(*) from runs where identity = '$sleep_id' and uid = 0"
+forged_before=$(grep -c "forged start datagram" "$w/shstkd.log")
+sleeps_before=$(count "$root_sleeps")
+taskset -apc "$cpu" "$pid" >/dev/null && chrt -ai -p 0 "$pid" || { echo "FAIL: cannot pin shstkd"; fail=1; }
+for _ in 1 2 3 4 5; do
+	SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl taskset -c "$cpu" /usr/bin/env sleep 0
+done
+chrt -ao -p 0 "$pid" && taskset -apc "$(taskset -pc $$ | sed 's/.*: *//')" "$pid" >/dev/null ||
+	{ echo "FAIL: cannot unpin shstkd"; fail=1; }
+# env's datagrams came before sleep's: judged once sleep's runs are in.
+wait_for 10 at_least "$root_sleeps" $((sleeps_before + 5)) || echo "# sleep's runs: $(count "$root_sleeps") of $((sleeps_before + 5))"
+envs=$(grep -c "forged start datagram" "$w/shstkd.log")
+if [ "$envs" = "$forged_before" ]; then
+	echo "ok: env(1) exec'ing before the look: not taken for a forgery"
+else
+	echo "FAIL: env(1) exec'ing before the look counted as forged: $(grep "forged start datagram" "$w/shstkd.log" | tail -2)"
+	fail=1
+fi
 # The per-uid limit (policy runs-per-identity-hour = 3): five true claims
 # from one process are admitted three times (one run: the same process),
 # two are dropped and counted.
@@ -324,7 +347,6 @@ rm -f "$pol"
 # are bounded): nobody's 257 sleeps are all recorded, 256 followed to the
 # SIGTERM that ends them, one recorded without an end at once.  (The
 # per-identity limit is lifted for it.)
-sleep_id=build-id:$(readelf -n "$(readlink -f /usr/bin/sleep)" | sed -n 's/.*Build ID: //p')
 printf '[promotion]\nruns-per-identity-hour = 0\n' >"$pol"
 kill -HUP "$pid"
 reloaded_twice() { [ "$(grep -c "policy reloaded" "$w/shstkd.log")" -ge 2 ]; }

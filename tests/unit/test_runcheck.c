@@ -234,6 +234,7 @@ static void test_runcheck_procconn_exits(void **state)
 
 		exec_ev.event_data.exec.process_pid = 150;
 		exec_ev.event_data.exec.process_tgid = 150;
+		exec_ev.timestamp_ns = 123456789012ull;
 		put_msg(&m, CN_IDX_PROC, &exec_ev, sizeof(exec_ev));
 	}
 	put_exit(&m, 201, 200, 9);        /* a thread of 200, SIGKILL */
@@ -248,6 +249,7 @@ static void test_runcheck_procconn_exits(void **state)
 	assert_true(WIFEXITED(s.e[0].status) && WEXITSTATUS(s.e[0].status) == 3);
 	assert_true(s.e[1].exec);
 	assert_int_equal(s.e[1].tgid, 150);
+	assert_true(s.e[1].time_ns == 123456789012ull); /* execd_after_sending() compares it */
 	assert_int_equal(s.e[2].pid, 201);
 	assert_int_equal(s.e[2].tgid, 200);
 	assert_true(WIFSIGNALED(s.e[2].status) && WTERMSIG(s.e[2].status) == 9);
