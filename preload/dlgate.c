@@ -339,8 +339,9 @@ static char *resolve_like_caller(void *caller_map, Lmid_t lmid, const char *name
  * that one: a thread that holds the loader lock already (a destructor run by
  * dlclose() that dlopen()s) and waited here for a thread that waits for the
  * loader lock would deadlock both.  After the bound the dlopen() goes on
- * without the lock and checks only the object it returned, not its
- * dependencies (which another load running at the same time may share).
+ * without the lock, checking what it added as always; objects another
+ * thread's load adds in the same window are then checked with them (and a
+ * refusal of one of those refuses this call too).
  * Nothing is done at fork() (no handler waits for it): the child starts it
  * afresh, as the thread that held it is not there (pl_gate_atfork_child,
  * registered when the gate turns on).
@@ -367,14 +368,15 @@ static bool pl_gate_enter(void)
 
 	if (pthread_mutex_trylock(&pl_gate_lock) == 0)
 		return true;
-	if (clock_gettime(CLOCK_REALTIME, &until) != 0)
+	/* Monotonic: a clock stepped back must not stretch the bound. */
+	if (clock_gettime(CLOCK_MONOTONIC, &until) != 0)
 		return false;
 	until.tv_nsec += PL_GATE_WAIT_NS;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	return pthread_mutex_timedlock(&pl_gate_lock, &until) == 0;
+	return pthread_mutex_clocklock(&pl_gate_lock, CLOCK_MONOTONIC, &until) == 0;
 }
 
 /*
@@ -400,10 +402,10 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 		path = resolve_like_caller(cm, lmid, file);
 	pl_dlerr_pending = 0;
 	locked = pl_gate_enter();
-	if (locked)
-		snapshot_take(&before);
-	else
-		before = (struct snapshot){ 0 }; /* only the object returned is checked */
+	/* Without the lock too: in the deadlock the bound is for, its holder
+	 * is blocked before loading anything, so the snapshot is exact; else
+	 * another thread's load may add objects that are checked with ours. */
+	snapshot_take(&before);
 	if (!is_dlmopen && lmid == LM_ID_BASE)
 		h = real_dlopen_fn()(path ? path : file, mode);
 	else
