@@ -73,6 +73,8 @@ done
 check "no 32-bit stub in the main package" sh -c "! grep -q '^/usr/lib/libshstk_preload.so\|^/usr/libx32/' '$work/files'"
 check "the stubs package holds both stubs" sh -c "[ \"\$(rpm -qlp '$stubsfile' | sort | tr '\\n' ' ')\" = '/usr/lib/libshstk_preload.so /usr/libx32/libshstk_preload.so ' ]"
 check "the main package recommends the stubs" sh -c "rpm -qp --recommends '$rpmfile' | grep -qx 'shstk-policy-abi-stubs = $version-1.*'"
+check "the main package requires the stubs where a 32-bit loader is" sh -c "rpm -qp --requires '$rpmfile' | grep -qx '(shstk-policy-abi-stubs = $version-1.* if (ld-linux.so.2 or glibc(x32)))'"
+check "erasing the stubs warns while the preload line is there" sh -c "rpm -qp --scripts '$stubsfile' | grep -q 'still names libshstk_preload.so'"
 # --configfiles lists a plain %config too: the flags say noreplace (n).
 check "policy.conf is %config(noreplace)" sh -c "rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\\n]' '$rpmfile' | grep -qx 'cn /etc/shstk-policy/policy.conf'"
 check "no test programs packaged" sh -c "! grep -q '/tp-\\|test_' '$work/files'"
