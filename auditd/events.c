@@ -508,11 +508,9 @@ struct verified_start {
 	char exe[4096];
 };
 
-/* Where a datagram came from: an answer goes there. */
+/* What came with a datagram besides its bytes. */
 struct sender {
-	int fd; /* the event socket */
-	struct sockaddr_un addr;
-	socklen_t len;
+	int reply_fd; /* the sender's socket-pair end for the answer, -1 */
 	uint64_t sent_ns; /* when it was sent (CLOCK_MONOTONIC), 0: unknown */
 };
 
@@ -546,25 +544,61 @@ static bool is_scanned(struct shstkd *d, const char *identity)
 }
 
 /*
- * Tells the sender of @ev that it was looked at, if it waits for that (the
- * preload in audit mode, preload.c: pl_wait_ack) and has an address; it may
- * then go on and exit.  One byte, never waiting: a sender whose queue is
- * full waits out its own time limit.  The credentials it receives are ours.
+ * Tells the sender of @ev that it has been looked at (or that nothing will
+ * be), if it waits for that (the preload in audit mode, preload.c:
+ * pl_wait_ack), and closes what it sent to answer on.  The answer is one
+ * byte on the socket-pair end the sender passed (SCM_RIGHTS), never
+ * waiting: no address is answered, so none can be spoofed, and the byte is
+ * charged to the sender's pair, not to our socket.  Only an unnamed
+ * datagram socket pair made by the sender itself (SO_PEERCRED: the pair's
+ * creator) is written to: a socket connected somewhere else carries no
+ * byte of ours.
  */
-static void answer(const struct shstk_event *ev, const struct sender *s)
+static void answer(const struct shstk_event *ev, const struct ucred *cred, struct sender *s)
 {
 	static const char byte = 1;
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	int type = 0;
+	socklen_t tlen = sizeof(type);
 
-	if (!(ev->flags & SHSTK_EV_F_WANTS_ACK) || s->len <= offsetof(struct sockaddr_un, sun_path))
+	if (s->reply_fd < 0)
 		return;
-	(void)sendto(s->fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)&s->addr, s->len);
+	if (ev && (ev->flags & SHSTK_EV_F_WANTS_ACK) && cred &&
+	    getsockopt(s->reply_fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_DGRAM &&
+	    getsockopt(s->reply_fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == cred->pid)
+		(void)send(s->reply_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(s->reply_fd);
+	s->reply_fd = -1;
+}
+
+/*
+ * Whose the sender's datagrams count as, for the cheap limit: its uid, or
+ * for a uid outside the 65 536 a system's users have (the subordinate uids
+ * /etc/subuid hands out start at 100 000), the user who owns its user
+ * namespace.  Else one user's 65 536 subordinate uids would be 65 536
+ * senders and fill the limit's table, and every uid not yet in it would be
+ * refused for the rest of the hour (attacker chair's review).
+ */
+static uint32_t sender_key(struct shstkd *d, const struct ucred *cred)
+{
+	_cleanup_close_ int dir = -1;
+	char path[64];
+	int64_t owner;
+
+	if (cred->uid < 65536)
+		return cred->uid;
+	snprintf(path, sizeof(path), "/proc/%d", (int)cred->pid);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	owner = dir >= 0 ? owner_uid(d, dir, cred->uid) : -1;
+	return owner >= 0 ? (uint32_t)owner : UINT32_MAX; /* gone or unreadable: one key for them all */
 }
 
 /*
  * Looks at the sender of @ev at once, before anything slower (a database
  * commit) lets a short process exit and be reaped: true into @v if the
  * kernel agrees with the claims, false if not (counted) or if nothing can
- * be known any more.  Once it has looked, the sender (@s) is told.
+ * be known any more.  @s: when the datagram was sent.
  */
 static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const struct ucred *cred,
 			 const struct sender *s, struct verified_start *v)
@@ -579,12 +613,10 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 	/* The cheap limit first, on the sender's uid alone (no key per claimed
 	 * identity: claims cost nothing to make up): a flood costs a look-up
 	 * per datagram. */
-	if (!shstk_rate_admit(&d->rate_sender, cred->uid, NULL, now))
+	if (!shstk_rate_admit(&d->rate_sender, sender_key(d, cred), NULL, now))
 		return false;
 	*v = (struct verified_start){ .pid = cred->pid, .pidfd = -1, .dir = -1, .time_us = now, .error = ev->err };
 	r = kernel_run(d, cred->pid, &v->k, v->exe, sizeof(v->exe), &v->pidfd, &v->dir);
-	if (r < 0)
-		answer(ev, s); /* nothing more to look at */
 	if (r == -ENOENT) {
 		/* Not a scanned file.  Claiming a scanned object's identity
 		 * from it is a forgery; any other claim names nothing that
@@ -632,10 +664,8 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 	v->enabled_by = ev->enabled_by == SHSTK_PL_BY_PRELOAD ? "preload"
 			: ev->enabled_by == SHSTK_PL_BY_LIBC  ? "libc"
 							      : NULL;
-	answer(ev, s);
 	return true;
 drop:
-	answer(ev, s);
 	close(v->pidfd);
 	close(v->dir);
 	return false;
@@ -700,13 +730,14 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 			uint8_t buf[SHSTK_EV_MAX + 1];
 			union {
 				struct cmsghdr h;
-				char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(struct timespec))];
+				/* Room for one passed fd: the kernel closes any more
+				 * (and says MSG_CTRUNC). */
+				char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(struct timespec)) +
+				       CMSG_SPACE(sizeof(int))];
 			} cm;
 			struct iovec iov = { buf, sizeof(buf) };
-			struct sender from = { .fd = w->fd };
-			struct msghdr mh = { .msg_name = &from.addr,
-					     .msg_namelen = sizeof(from.addr),
-					     .msg_iov = &iov,
+			struct sender from = { .reply_fd = -1 };
+			struct msghdr mh = { .msg_iov = &iov,
 					     .msg_iovlen = 1,
 					     .msg_control = &cm,
 					     .msg_controllen = sizeof(cm) };
@@ -723,8 +754,22 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 				break;
 			}
 			budget--;
-			from.len = mh.msg_namelen;
 			for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+				    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+					/* Every fd received is ours to close. */
+					size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+					for (size_t k = 0; k < nfd; k++) {
+						int fd;
+
+						memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(fd));
+						if (k == 0 && nfd == 1 && from.reply_fd < 0)
+							from.reply_fd = fd;
+						else
+							close(fd);
+					}
+				}
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
 				    c->cmsg_len == CMSG_LEN(sizeof(struct ucred)))
 					cred = (struct ucred *)CMSG_DATA(c);
@@ -743,11 +788,15 @@ static void events_ready(struct shstkd *d, struct shstkd_watch *w)
 			    shstk_ev_decode(buf, (size_t)n, &ev) < 0 || ev.decision > SHSTK_DECISION_MAX ||
 			    ev.applied > SHSTK_DECISION_MAX) {
 				d->n_ignored++;
+				answer(NULL, NULL, &from);
 				continue;
 			}
 			/* The kernel vouches for the sender's pid; the datagram's own is a claim. */
 			if (ev.type == SHSTK_EV_START && verify_start(d, &ev, cred, &from, &batch[n_batch]))
 				n_batch++;
+			/* Looked at, or never to be (over a limit, gone): the
+			 * sender may go on. */
+			answer(&ev, cred, &from);
 		}
 		if (!n_batch)
 			continue;

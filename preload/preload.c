@@ -157,8 +157,9 @@ static bool pl_seccomp_maybe(void)
 }
 
 /*
- * Waits, for what is left of @left (SHSTK_PL_ACK_WAIT_MS in all, the send
- * included), for shstkd's word that it has looked
+ * Waits on @fd (our end of the answer's socket pair), for what is left of
+ * @left (SHSTK_PL_ACK_WAIT_MS in all, the send included), for shstkd's
+ * word that it has looked
  * at this process (its one-byte answer to the datagram, sent from the uid
  * that owns the event socket: anyone else's is not its word).  A run is
  * evidence only if shstkd saw the process alive, and a program that exits
@@ -217,9 +218,15 @@ void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
 	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
 	struct shstk_event copy = *ev;
 	struct timespec left = { 0, SHSTK_PL_ACK_WAIT_MS * 1000000L };
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct stat sb;
 	socklen_t alen;
-	int fd;
+	int fd, sv[2] = { -1, -1 };
 
 	if (plen == 0 || plen >= sizeof(sa.sun_path))
 		return;
@@ -233,40 +240,56 @@ void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
 	if (fd < 0)
 		return;
 	alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + 1);
-	/* SO_PASSCRED makes the connect (or send) bind the socket to an
-	 * abstract address shstkd can answer to, and shows who answers. */
-	if (wait && pl_setsockopt_int(fd, SOL_SOCKET, SO_PASSCRED, 1) == 0 && pl_connect(fd, &sa, alen) == 0)
+	/*
+	 * The answer comes on a socket pair of our own, one end sent along
+	 * with the datagram (SCM_RIGHTS): shstkd writes its byte there and
+	 * closes it.  No address is answered (none can be spoofed or be in
+	 * another network namespace), the byte is charged to our pair, not
+	 * to the daemon's socket, and nobody else holds the other end.
+	 * SO_PASSCRED on ours shows who wrote.  Connected to the daemon's
+	 * socket, ours polls writable when its queue has room (below).
+	 */
+	if (wait && pl_socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, sv) == 0 &&
+	    pl_setsockopt_int(sv[0], SOL_SOCKET, SO_PASSCRED, 1) == 0 && pl_connect(fd, &sa, alen) == 0) {
 		copy.flags |= SHSTK_EV_F_WANTS_ACK;
-	else
+		mh.msg_control = &cm;
+		mh.msg_controllen = sizeof(cm);
+		cm.h = (struct cmsghdr){ .cmsg_len = CMSG_LEN(sizeof(int)), .cmsg_level = SOL_SOCKET,
+					 .cmsg_type = SCM_RIGHTS };
+		pl_copy(CMSG_DATA(&cm.h), &sv[1], sizeof(int));
+	} else {
 		wait = false;
-	len = shstk_ev_encode(&copy, buf);
-	if (!wait) {
-		(void)pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, &sa, alen);
-		pl_close(fd);
-		return;
+		mh.msg_name = &sa;
+		mh.msg_namelen = alen;
 	}
+	len = shstk_ev_encode(&copy, buf);
+	iov = (struct iovec){ buf, len };
 	/*
 	 * A full queue (a burst of starts; the kernel's default
 	 * net.unix.max_dgram_qlen is 10, systemd's 512) is waited out within
-	 * the same time limit: the evidence of a process in audit mode is
-	 * what the wait is for.  A connected datagram socket polls writable
-	 * when the daemon's queue has room.
+	 * the same time limit when the evidence is what the wait is for;
+	 * otherwise the start is dropped, as any datagram to a full queue.
 	 */
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		long n = pl_sendto(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+		long n = pl_sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		int r;
 
-		if (n == (long)len) {
-			pl_wait_ack(fd, sb.st_uid, &left);
-			break;
+		if (n == (long)len && wait) {
+			pl_close(sv[1]);
+			sv[1] = -1;
+			pl_wait_ack(sv[0], sb.st_uid, &left);
 		}
-		if (n != -EAGAIN)
+		if (n != -EAGAIN || !wait)
 			break;
 		r = pl_ppoll(&p, 1, &left);
 		if (r <= 0 && r != -EINTR)
 			break;
 	}
+	if (sv[0] >= 0)
+		pl_close(sv[0]);
+	if (sv[1] >= 0)
+		pl_close(sv[1]);
 	pl_close(fd);
 }
 

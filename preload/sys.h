@@ -97,6 +97,16 @@ static inline int pl_socket(int domain, int type)
 	return (int)pl_sys3(SYS_socket, domain, type, 0);
 }
 
+static inline int pl_socketpair(int domain, int type, int sv[2])
+{
+	return (int)pl_sys4(SYS_socketpair, domain, type, 0, (long)sv);
+}
+
+static inline long pl_sendmsg(int fd, const struct msghdr *mh, int flags)
+{
+	return pl_sys3(SYS_sendmsg, fd, (long)mh, flags);
+}
+
 static inline int pl_connect(int fd, const void *addr, socklen_t alen)
 {
 	return (int)pl_sys3(SYS_connect, fd, (long)addr, alen);

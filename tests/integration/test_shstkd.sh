@@ -297,6 +297,40 @@ else
 	echo "FAIL: true(1) in audit mode, runs recorded of 8 per batch:$got"
 	tail -5 "$w/shstkd.log"; fail=1
 fi
+# The answer goes only to a socket pair the sender made (SCM_RIGHTS, its
+# creator the sender): nobody passes a socket connected to a socket of a
+# victim's, then a pair of its own; the pair is answered, the victim gets
+# nothing (an answer by address went wherever the sender's address said,
+# its network namespace's or a relative path under the daemon's cwd).
+answers=$(python3 -c 'import os, socket, struct, sys
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+ev, victim_path = sys.argv[1:]
+def datagram(pid):
+    h = struct.pack("<4sBBBBIBBBBIiQ", b"SHEV", 1, 1, 1, 0, pid, 1, 1, 1, 20, 0x10000, 0, 0)
+    h += bytes(64) + struct.pack("<HB5x", 0, 0xff)
+    return h
+victim = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); victim.bind(victim_path)
+victim.setblocking(False)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); c.connect(victim_path)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendmsg([datagram(os.getpid())], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", c.fileno()))], 0, ev)
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendmsg([datagram(os.getpid())], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", b.fileno()))], 0, ev)
+b.close(); a.settimeout(10)
+try:
+    print("pair:", a.recv(8))
+except OSError as e:
+    print("pair: none (%s)" % e)
+try:
+    print("victim:", victim.recv(8))
+except BlockingIOError:
+    print("victim: nothing")
+' "$ev" "$w/nb/victim.sock" 2>&1)
+if [ "$answers" = "$(printf "pair: b'\\x01'\nvictim: nothing")" ]; then
+	echo "ok: the answer goes to the sender's own socket pair only"
+else
+	echo "FAIL: answers: $answers"; fail=1
+fi
 # A wrapper listed enforce does not wait for the look: env(1) announces
 # itself and exec's sleep(1) at once, so the daemon (starved as above)
 # finds sleep's image where env's was announced.  No forgery: the look
