@@ -214,7 +214,9 @@ static void exit_from_slot(struct shstkd *d, struct shstkd_watch *w)
 {
 	const struct shstkd_exec_seen *e = exec_seen_of(d, w->pid);
 
-	if (e && e->exited) {
+	/* Events lost since we looked: the slot's status may not be the
+	 * process's last (end_run then finds the exit unknown). */
+	if (e && e->exited && d->n_exit_lost == w->exit_lost0) {
 		w->have_exit = true;
 		w->exit_status = e->status;
 	}
@@ -224,10 +226,11 @@ static void exit_from_slot(struct shstkd *d, struct shstkd_watch *w)
  * take every slot (MAX_FOLLOWED) from the others. */
 #define MAX_FOLLOWED_PER_UID 256
 
-/* Follows @pid (its pidfd @fd and /proc/PID @dir, both taken over) to its
+/* Follows @pid (its pidfd @fd and /proc/PID @dir, both taken over; @exit_lost:
+ * the exit events lost when it was looked at) to its
  * end.  false (and nothing kept) when over a limit. */
 static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, bool shstk_on, int64_t run,
-		   const char *identity)
+		   const char *identity, uint64_t exit_lost)
 {
 	struct shstkd_watch *w = watch_of(d, pid);
 
@@ -244,7 +247,7 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 		w->shstk_on = shstk_on;
 		w->execd = false;
 		w->have_exit = false;
-		w->exit_lost0 = d->n_exit_lost;
+		w->exit_lost0 = exit_lost;
 		snprintf(w->identity, sizeof(w->identity), "%s", identity);
 		exit_from_slot(d, w);
 		close(fd);
@@ -262,7 +265,7 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 	w->uid = uid;
 	w->shstk_on = shstk_on;
 	w->run = run;
-	w->exit_lost0 = d->n_exit_lost;
+	w->exit_lost0 = exit_lost;
 	snprintf(w->identity, sizeof(w->identity), "%s", identity);
 	exit_from_slot(d, w);
 	w->ready = pidfd_ready;
@@ -505,6 +508,7 @@ struct verified_start {
 	const char *requested, *enabled_by;
 	bool unsupported;
 	int error;
+	uint64_t exit_lost; /* d->n_exit_lost when we looked */
 	char exe[4096];
 };
 
@@ -615,7 +619,8 @@ static bool verify_start(struct shstkd *d, const struct shstk_event *ev, const s
 	 * per datagram. */
 	if (!shstk_rate_admit(&d->rate_sender, sender_key(d, cred), NULL, now))
 		return false;
-	*v = (struct verified_start){ .pid = cred->pid, .pidfd = -1, .dir = -1, .time_us = now, .error = ev->err };
+	*v = (struct verified_start){ .pid = cred->pid, .pidfd = -1, .dir = -1, .time_us = now, .error = ev->err,
+				      .exit_lost = d->n_exit_lost };
 	r = kernel_run(d, cred->pid, &v->k, v->exe, sizeof(v->exe), &v->pidfd, &v->dir);
 	if (r == -ENOENT) {
 		/* Not a scanned file.  Claiming a scanned object's identity
@@ -699,7 +704,8 @@ static void record_start(struct shstkd *d, struct verified_start *v)
 		return;
 	}
 	d->n_runs++;
-	if (!follow(d, v->pidfd, v->dir, v->pid, v->k.uid, strcmp(v->k.applied, "off") != 0, run, v->k.identity)) {
+	if (!follow(d, v->pidfd, v->dir, v->pid, v->k.uid, strcmp(v->k.applied, "off") != 0, run, v->k.identity,
+		    v->exit_lost)) {
 		/* Not followed: its end will not be seen, and it is no evidence. */
 		d->n_end_unknown++;
 		(void)shstk_db_run_end(d->db, run, shstk_clock_us(CLOCK_REALTIME), false, 0, 0);

@@ -243,14 +243,20 @@ static int count_object(const struct shstk_db_identity_object *o, void *ud)
 	return 0;
 }
 
+static int count_decision(const struct shstk_db_decision *d, void *ud)
+{
+	(*(unsigned *)ud)++;
+	return 0;
+}
+
 /*
  * The identity of /proc/PID/exe in the database's text form: the scanned
  * object the file is (by device, inode, size and times, as shstkd names
  * runs), else what the file says of itself, for a program no scan knows
  * (a packager's fresh build).  A file that is no scanned object but whose
- * build-id is a scanned object's is refused (-EPERM): anything the command
- * runs can link any build-id into a program of its own, and its runs must
- * not count for the object it names.
+ * build-id is a scanned object's (or an imported decision's) is refused
+ * (-EPERM): anything the command runs can link any build-id into a program
+ * of its own, and its runs must not count for the object it names.
  */
 static int exe_identity(struct shstk_db *db, pid_t pid, char *exe, size_t exelen, char *id, size_t idlen)
 {
@@ -274,6 +280,10 @@ static int exe_identity(struct shstk_db *db, pid_t pid, char *exe, size_t exelen
 	r = shstk_db_identity_objects(db, id, count_object, &n);
 	if (r < 0)
 		return r;
+	/* An identity only a decision row has (imported from another
+	 * machine) is as much another's as a scanned object's. */
+	if (!n && shstk_db_decision_get(db, id, count_decision, &n) < 0)
+		return -EIO;
 	return n ? -EPERM : 0;
 }
 
