@@ -28,6 +28,7 @@ check() {
 	printf '#!/bin/sh\n%s\n' "$1" >"$t/p/selftests/test_shadow_stack"
 	chmod +x "$t/p/selftests/test_shadow_stack"
 	printf '%s\n' "$2" >"$t/p/known-base-failures"
+	printf '%s\n' "${6:-test_shadow_stack base patched}" >"$t/p/expected-selftests"
 	rm -f "$t/p/kernel-VERSION"
 	[ -z "$3" ] || echo "variant: $3" >"$t/p/kernel-VERSION"
 	out=$(PATH=$t/bin "$bb" sh "$t/p/run" | grep '^RESULT ' | tr '\n' '|')
@@ -75,6 +76,19 @@ test_gone Something" "base" \
 	"base: an entry for a selftest the kernel lacks fails"
 check "$ok3; exit 0" "" "base" "$b$r PASS 3 \[OK\]\|" \
 	"base: a selftest with no entry is judged as usual"
+
+# expected-selftests: a selftest the kernel must run and did not have fails
+check "$ok3; exit 0" "" "" "$r PASS 3 \[OK\]\|RESULT selftest-test_shstk_audit FAIL missing: .*patched kernel.\|" \
+	"patched: a missing selftest fails the lane" \
+	"test_shadow_stack base patched
+test_shstk_audit patched"
+check "$ok3; exit 0" "" "base" "$b$r PASS 3 \[OK\]\|" \
+	"base: a selftest only the patched kernel has is not required" \
+	"test_shadow_stack base patched
+test_shstk_audit patched"
+check "$ok3; exit 0" "" "" "$r PASS 3 \[OK\]\|RESULT expected-selftests FAIL no selftest listed for a patched kernel\|" \
+	"patched: an empty expected-selftests fails" \
+	"# nothing"
 
 printf 'x86_Thread_shstk_violations:\t0\n' >>"$t/status"
 check "$ok3; $uffd; exit 1" "$entry" "base" \
