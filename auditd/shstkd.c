@@ -84,6 +84,25 @@ int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w)
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? negerrno() : 0;
 }
 
+/*
+ * Closing a watched descriptor is not enough to leave the epoll set: epoll
+ * forgets a file only when its last descriptor anywhere is closed (epoll(7),
+ * "Will closing a file descriptor cause it to be removed from all epoll
+ * interest lists?").  The naming child (namer_start) is forked without
+ * exec and holds a copy of every descriptor we had then; a pidfd closed
+ * and its watch freed while it runs would stay in the set and come back
+ * from epoll_wait() with the freed watch as its data (shstkd died of that
+ * in the emulator lanes: SIGSEGV calling a freed watch's ready()).
+ */
+void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w)
+{
+	if (w->fd < 0)
+		return;
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	close(w->fd);
+	w->fd = -1;
+}
+
 /* The timer fires at the publication deadline or the watchdog, whichever is first. */
 static void arm_timer(struct shstkd *d)
 {
@@ -245,9 +264,7 @@ static void namer_finish(struct shstkd *d)
 	int status = 0;
 	size_t pos = 0;
 
-	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, nm->w.fd, NULL);
-	close(nm->w.fd);
-	nm->w.fd = -1;
+	shstkd_watch_close(d, &nm->w);
 	while (waitpid(nm->w.pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

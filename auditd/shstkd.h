@@ -136,6 +136,9 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 /* Re-decides everything and asks for a publication. */
 void shstkd_request_publish(struct shstkd *d);
 int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
+/* Takes @w's descriptor out of the epoll set, then closes it (fd -1): a
+ * watch about to be freed must never be left in the set (shstkd.c). */
+void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w);
 
 int shstkd_kmsg_open(struct shstkd *d);
 int shstkd_audit_open(struct shstkd *d);
