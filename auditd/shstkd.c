@@ -247,6 +247,16 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 	}
 }
 
+/* The batch is done with: its jobs freed, no child. */
+static void namer_forget(struct shstkd_namer *nm)
+{
+	for (unsigned i = 0; i < nm->n; i++)
+		shstk_symbol_job_done(&nm->jobs[i]);
+	nm->n = 0;
+	nm->len = 0;
+	nm->w.pid = 0;
+}
+
 /*
  * Function names (symbols.c) are read in a child process: reading a debug
  * file, and above all asking a debuginfod server (up to DEBUGINFOD_MAXTIME,
@@ -293,11 +303,27 @@ static void namer_finish(struct shstkd *d)
 			shstkd_log(d, LOG_ERR, "violation %lld: cannot store its function names: %s: %s",
 				   (long long)job->id, strerror(-r), shstk_db_errmsg(d->db));
 	}
-	for (unsigned i = 0; i < nm->n; i++)
-		shstk_symbol_job_done(&nm->jobs[i]);
-	nm->n = 0;
-	nm->len = 0;
-	nm->w.pid = 0;
+	namer_forget(nm);
+}
+
+/*
+ * At stop, a child still naming is ended: its names would come after we
+ * are gone (a stalled debuginfod server keeps it up to DEBUGINFOD_MAXTIME),
+ * and outside systemd nothing else would end it.  Its violations keep their
+ * offsets, unnamed, like a burst beyond the queue.
+ */
+static void namer_stop(struct shstkd *d)
+{
+	struct shstkd_namer *nm = &d->namer;
+
+	if (nm->w.pid <= 0)
+		return;
+	(void)kill(nm->w.pid, SIGKILL); /* our unreaped child: its pid is not reused */
+	shstkd_watch_close(d, &nm->w);
+	while (waitpid(nm->w.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	shstkd_log(d, LOG_INFO, "stopping: %u violation(s) left without function names", nm->n);
+	namer_forget(nm);
 }
 
 /* The child's pipe is readable: its names, then end of file. */
@@ -676,6 +702,7 @@ static int run(struct shstkd *d)
 			namer_start(d);
 	}
 	sd_notify(0, "STOPPING=1");
+	namer_stop(d);
 	shstkd_log(d, LOG_INFO,
 		   "stopping: %" PRIu64 " runs recorded; start datagrams: %" PRIu64 " forged, %" PRIu64
 		   " of processes gone before they were looked at, %" PRIu64 " over the per-uid limits, %" PRIu64
