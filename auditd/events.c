@@ -139,7 +139,9 @@ static void unfollow(struct shstkd *d, struct shstkd_watch *w)
 			break;
 		}
 	(void)uid_followed_add(d, w->uid, -1);
-	close(w->fd);
+	/* Out of the epoll set before it is freed: close() alone does not
+	 * take it out while the naming child holds a copy of the pidfd. */
+	shstkd_watch_close(d, w);
 	if (w->dir >= 0)
 		close(w->dir);
 	free(w);

@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "coredump.h"
+#include "symbols.h"
 #include "policy.h"
 #include "util.h"
 
@@ -229,6 +230,11 @@ static void record(const struct shstk_core_info *ci, const struct shstk_core_spe
 
 		if (f && fscanf(f, "%d", &daemon_pid) == 1 && daemon_pid > 1)
 			(void)kill(daemon_pid, SIGUSR1);
+		/* The function names (engine/symbols.h), as shstkd stores them:
+		 * after the core has gone on and the daemon has been told, so
+		 * that neither waits for a debug file.  The kernel starts us
+		 * without DEBUGINFOD_URLS: local symbols and debug files only. */
+		(void)shstk_record_symbols(db, id, NULL);
 	}
 	if (db)
 		shstk_db_close(db);

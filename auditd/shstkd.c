@@ -8,6 +8,7 @@
  * watchdog is asked for, so an idle daemon never wakes up.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +32,7 @@
 #include "decide.h"
 #include "procstatus.h"
 #include "shstkd.h"
+#include "symbols.h"
 
 #if HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -79,6 +82,25 @@ int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
 
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0 ? negerrno() : 0;
+}
+
+/*
+ * Closing a watched descriptor is not enough to leave the epoll set: epoll
+ * forgets a file only when its last descriptor anywhere is closed (epoll(7),
+ * "Will closing a file descriptor cause it to be removed from all epoll
+ * interest lists?").  The naming child (namer_start) is forked without
+ * exec and holds a copy of every descriptor we had then; a pidfd closed
+ * and its watch freed while it runs would stay in the set and come back
+ * from epoll_wait() with the freed watch as its data (shstkd died of that
+ * in the emulator lanes: SIGSEGV calling a freed watch's ready()).
+ */
+void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w)
+{
+	if (w->fd < 0)
+		return;
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	close(w->fd);
+	w->fd = -1;
 }
 
 /* The timer fires at the publication deadline or the watchdog, whichever is first. */
@@ -212,6 +234,190 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));
 	if (changed)
 		shstkd_request_publish(d);
+	if (!d->o.no_symbols && (o->ip_object || o->ret_object)) {
+		if (d->n_sym_pending < ELEMENTSOF(d->sym_pending)) {
+			d->sym_pending[d->n_sym_pending++] = id;
+		} else {
+			d->n_sym_dropped++;
+			/* The 1st, 2nd, 4th, ...: a storm is said, not logged line by line. */
+			if ((d->n_sym_dropped & (d->n_sym_dropped - 1)) == 0)
+				shstkd_log(d, LOG_NOTICE, "violation %lld: not named, %u still to name (%" PRIu64 " unnamed so far)",
+					   (long long)id, d->n_sym_pending, d->n_sym_dropped);
+		}
+	}
+}
+
+/* The batch is done with: its jobs freed, no child. */
+static void namer_forget(struct shstkd_namer *nm)
+{
+	for (unsigned i = 0; i < nm->n; i++)
+		shstk_symbol_job_done(&nm->jobs[i]);
+	nm->n = 0;
+	nm->len = 0;
+	nm->w.pid = 0;
+}
+
+/*
+ * Function names (symbols.c) are read in a child process: reading a debug
+ * file, and above all asking a debuginfod server (up to DEBUGINFOD_MAXTIME,
+ * set in main()), takes far longer than the 100 ms in which the next
+ * violation must reach the allowlist, and longer than a start datagram
+ * may wait in the socket.  The child holds no database connection (SQLite's
+ * rule for fork()); it writes each job's two names, NUL-terminated (at most
+ * SHSTKD_NAMER_JOBS * 2 * SHSTK_SYMBOL_MAX bytes), and exits; the daemon
+ * reads them as they come and stores them at the end of file.  One child
+ * at a time.
+ */
+static void namer_finish(struct shstkd *d)
+{
+	struct shstkd_namer *nm = &d->namer;
+	int status = 0;
+	size_t pos = 0;
+
+	shstkd_watch_close(d, &nm->w);
+	while (waitpid(nm->w.pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		shstkd_log(d, LOG_ERR, "the process naming violations' functions (pid %d) failed (status 0x%x)",
+			   (int)nm->w.pid, (unsigned)status);
+	for (unsigned i = 0; i < nm->n; i++) {
+		struct shstk_symbol_job *job = &nm->jobs[i];
+		const char *ip = nm->buf + pos, *ret;
+		size_t l1, l2;
+		int r;
+
+		/* Two strings per job, each shorter than its field, or the rest
+		 * is not trusted. */
+		l1 = pos < nm->len ? strnlen(ip, nm->len - pos) : nm->len;
+		if (pos + l1 >= nm->len || l1 >= sizeof(job->ip))
+			break;
+		ret = ip + l1 + 1;
+		l2 = strnlen(ret, nm->len - pos - l1 - 1);
+		if (pos + l1 + 1 + l2 >= nm->len || l2 >= sizeof(job->ret))
+			break;
+		memcpy(job->ip, ip, l1 + 1);
+		memcpy(job->ret, ret, l2 + 1);
+		pos += l1 + 1 + l2 + 1;
+		r = shstk_symbol_job_store(d->db, job);
+		if (r < 0)
+			shstkd_log(d, LOG_ERR, "violation %lld: cannot store its function names: %s: %s",
+				   (long long)job->id, strerror(-r), shstk_db_errmsg(d->db));
+	}
+	namer_forget(nm);
+}
+
+/*
+ * At stop, a child still naming is ended: its names would come after we
+ * are gone (a stalled debuginfod server keeps it up to DEBUGINFOD_MAXTIME),
+ * and outside systemd nothing else would end it.  Its violations keep their
+ * offsets, unnamed, like a burst beyond the queue.
+ */
+static void namer_stop(struct shstkd *d)
+{
+	struct shstkd_namer *nm = &d->namer;
+
+	if (nm->w.pid <= 0)
+		return;
+	(void)kill(nm->w.pid, SIGKILL); /* our unreaped child: its pid is not reused */
+	shstkd_watch_close(d, &nm->w);
+	while (waitpid(nm->w.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	shstkd_log(d, LOG_INFO, "stopping: %u violation(s) left without function names", nm->n);
+	namer_forget(nm);
+}
+
+/* The child's pipe is readable: its names, then end of file. */
+static void namer_ready(struct shstkd *d, struct shstkd_watch *w)
+{
+	struct shstkd_namer *nm = &d->namer;
+	ssize_t n;
+
+	for (;;) {
+		n = read(w->fd, nm->buf + nm->len, sizeof(nm->buf) - nm->len);
+		if (n > 0 && (nm->len += (size_t)n) < sizeof(nm->buf))
+			continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return; /* more to come */
+		break; /* end of file, an error, or full: done */
+	}
+	namer_finish(d);
+}
+
+static void namer_start(struct shstkd *d)
+{
+	struct shstkd_namer *nm = &d->namer;
+	int pfd[2];
+	pid_t pid;
+	int r;
+
+	nm->n = 0;
+	nm->len = 0;
+	for (unsigned i = 0; i < d->n_sym_pending; i++) {
+		r = shstk_symbol_job_load(d->db, d->sym_pending[i], &nm->jobs[nm->n]);
+		if (r > 0)
+			nm->n++;
+		else if (r < 0)
+			shstkd_log(d, LOG_ERR, "violation %lld: cannot read what to name: %s",
+				   (long long)d->sym_pending[i], strerror(-r));
+	}
+	d->n_sym_pending = 0;
+	if (nm->n == 0)
+		return;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		goto fail;
+	}
+	if (pid == 0) {
+		struct shstk_symbol_opts opts = { 0 };
+		struct sched_param sp = { 0 };
+		size_t len = 0;
+
+		close(pfd[0]);
+		/* Only when the daemon has nothing to do: on one CPU (a small
+		 * VM) it must still catch the next exit in its zombie state. */
+		(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+		for (unsigned i = 0; i < nm->n; i++) {
+			struct shstk_symbol_job *job = &nm->jobs[i];
+			size_t l1, l2;
+
+			shstk_symbol_job_resolve(job, &opts);
+			/* Each shorter than SHSTK_SYMBOL_MAX: 32 jobs fit in buf. */
+			l1 = strlen(job->ip) + 1;
+			l2 = strlen(job->ret) + 1;
+			memcpy(nm->buf + len, job->ip, l1);
+			memcpy(nm->buf + len + l1, job->ret, l2);
+			len += l1 + l2;
+		}
+		_exit(write(pfd[1], nm->buf, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(pfd[1]);
+	(void)fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	nm->w.fd = pfd[0];
+	nm->w.pid = pid;
+	nm->w.ready = namer_ready;
+	r = shstkd_epoll_add(d, &nm->w);
+	if (r < 0) {
+		/* Not watched: wait for it here, once. */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		(void)fcntl(pfd[0], F_SETFL, 0);
+		namer_ready(d, &nm->w);
+	}
+	return;
+fail:
+	shstkd_log(d, LOG_ERR, "cannot start naming %u violation(s): %s", nm->n, strerror(-r));
+	for (unsigned i = 0; i < nm->n; i++)
+		shstk_symbol_job_done(&nm->jobs[i]);
+	nm->n = 0;
 }
 
 /* SIGHUP: a policy that does not parse is reported and the old one stays. */
@@ -468,6 +674,12 @@ static int run(struct shstkd *d)
 	sd_notify(0, supported ? "READY=1\nSTATUS=watching" : "READY=1\nSTATUS=watching (shadow stacks unsupported here)");
 	arm_timer(d); /* the watchdog's first ping */
 	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);
+	/* Where violations get their function names: an administrator who set
+	 * DEBUGINFOD_URLS learns here whether libdebuginfod could be loaded. */
+	if (!d->o.no_symbols && getenv("DEBUGINFOD_URLS") && getenv("DEBUGINFOD_URLS")[0])
+		shstkd_log(d, LOG_INFO, "function names: symbols, " SHSTK_DEBUG_ROOT_DEFAULT ", %s",
+			   shstk_symbolize_debuginfod() ? "debuginfod servers of DEBUGINFOD_URLS"
+							: "not debuginfod (libdebuginfod.so.1 cannot be loaded)");
 	r = 0;
 	while (!d->quit) {
 		struct epoll_event ev[16];
@@ -484,8 +696,13 @@ static int run(struct shstkd *d)
 
 			w->ready(d, w);
 		}
+		/* Names only once the violation is in the allowlist (the timer
+		 * or the namer's end wakes the loop for the next batch). */
+		if (d->n_sym_pending > 0 && !d->pub.pending && d->namer.w.pid == 0 && !d->quit)
+			namer_start(d);
 	}
 	sd_notify(0, "STOPPING=1");
+	namer_stop(d);
 	shstkd_log(d, LOG_INFO,
 		   "stopping: %" PRIu64 " runs recorded; start datagrams: %" PRIu64 " forged, %" PRIu64
 		   " of processes gone before they were looked at, %" PRIu64 " over the per-uid limits, %" PRIu64
@@ -552,6 +769,11 @@ static void help(void)
 	       "      --no-audit           do not join the audit multicast group\n"
 	       "      --no-kmsg            do not read /dev/kmsg\n"
 	       "      --no-events          do not listen for the preload's events\n"
+	       "      --no-symbols         do not name the functions of violation addresses\n"
+	       "                           (by default read by a child process once the allowlist\n"
+	       "                           is published, from the object's symbols, its debug file\n"
+	       "                           under " SHSTK_DEBUG_ROOT_DEFAULT "/.build-id, or the debuginfod\n"
+	       "                           servers of DEBUGINFOD_URLS)\n"
 	       "      --install-coredump-hook  save /proc/sys/kernel/core_pattern and route core\n"
 	       "                           dumps through " HELPER_PATH ",\n"
 	       "                           which passes each core on to the saved pattern unchanged\n"
@@ -574,7 +796,17 @@ static void help(void)
 	       "Exit status: 0 stopped cleanly or the policy is valid (-n); 1 an error.\n");
 }
 
-enum { OPT_DB = 256, OPT_ALLOWLIST, OPT_EVENTS, OPT_NO_AUDIT, OPT_NO_KMSG, OPT_NO_EVENTS, OPT_INSTALL, OPT_REMOVE };
+enum {
+	OPT_DB = 256,
+	OPT_ALLOWLIST,
+	OPT_EVENTS,
+	OPT_NO_AUDIT,
+	OPT_NO_KMSG,
+	OPT_NO_EVENTS,
+	OPT_NO_SYMBOLS,
+	OPT_INSTALL,
+	OPT_REMOVE
+};
 
 int main(int argc, char **argv)
 {
@@ -587,6 +819,7 @@ int main(int argc, char **argv)
 		{ "no-audit", no_argument, NULL, OPT_NO_AUDIT },
 		{ "no-kmsg", no_argument, NULL, OPT_NO_KMSG },
 		{ "no-events", no_argument, NULL, OPT_NO_EVENTS },
+		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 		{ "install-coredump-hook", no_argument, NULL, OPT_INSTALL },
 		{ "remove-coredump-hook", no_argument, NULL, OPT_REMOVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -595,7 +828,7 @@ int main(int argc, char **argv)
 	};
 	struct shstkd d = { .o.policy_path = SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME, .o.events_path = DEFAULT_EVENTS,
 			    .epfd = -1, .kmsg.fd = -1, .audit.fd = -1, .events.fd = -1,
-			    .procconn.fd = -1 };
+			    .procconn.fd = -1, .namer.w.fd = -1 };
 	bool check = false;
 	int c, r, hook_op = 0;
 
@@ -609,6 +842,7 @@ int main(int argc, char **argv)
 		case OPT_NO_AUDIT: d.o.no_audit = true; break;
 		case OPT_NO_KMSG: d.o.no_kmsg = true; break;
 		case OPT_NO_EVENTS: d.o.no_events = true; break;
+		case OPT_NO_SYMBOLS: d.o.no_symbols = true; break;
 		case OPT_INSTALL: hook_op = 1; break;
 		case OPT_REMOVE: hook_op = 2; break;
 		case 'h': help(); return 0;
@@ -641,6 +875,12 @@ int main(int argc, char **argv)
 	/* Under systemd stderr is a journal stream: use structured entries instead. */
 	d.o.journal = getenv("JOURNAL_STREAM") != NULL;
 #endif
+	/* libdebuginfod waits up to 90 s for a stalled server by default and
+	 * has no bound on a whole download: the namer (a child, so the loop
+	 * does not wait) must be done soon, since the violations queued
+	 * behind it wait for it.  An administrator's own setting wins. */
+	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+	setenv("DEBUGINFOD_MAXTIME", "20", 0);
 	r = run(&d);
 	shstkd_events_close(&d);
 	shstk_rate_done(&d.rate);

@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "publish.h"
 #include "runcheck.h"
+#include "symbols.h"
 
 /* MESSAGE_ID of the journal entry for a violation: `journalctl MESSAGE_ID=…` lists them. */
 #define SHSTKD_MID_VIOLATION "6b0e3d51c6a94f0f9e2b7a4c1d8f3e27"
@@ -72,12 +73,23 @@ struct shstkd_exec_seen {
 	int status;  /* its wait status */
 };
 
+/* The child that names violations' functions, and what it was given. */
+#define SHSTKD_NAMER_JOBS 32
+struct shstkd_namer {
+	struct shstkd_watch w;  /* its pipe and pid; pid 0: none runs */
+	struct shstk_symbol_job jobs[SHSTKD_NAMER_JOBS];
+	unsigned n;
+	char buf[SHSTKD_NAMER_JOBS * 2 * SHSTK_SYMBOL_MAX]; /* what it wrote */
+	size_t len;
+};
+
 struct shstkd_opts {
 	const char *policy_path;
 	const char *db_path;        /* NULL: the policy's */
 	const char *allowlist_path; /* NULL: the policy's */
 	const char *events_path;
 	bool no_audit, no_kmsg, no_events;
+	bool no_symbols;            /* --no-symbols: store no function names */
 	bool journal;               /* log through sd_journal (under systemd) */
 };
 
@@ -116,6 +128,15 @@ struct shstkd {
 	struct shstk_rate rate_sender; /* per sender uid, on datagrams looked at */
 	struct shstkd_exec_seen *exec_seen; /* SHSTKD_EXEC_SEEN slots, with the connector */
 	char publish_skipped[256]; /* what was last said about left-out decisions */
+	/* Violations whose function names are still to be read (symbols.c),
+	 * once the allowlist is published, by a child process (shstkd.c,
+	 * namer_start()): reading a debug file or asking a debuginfod server
+	 * takes longer than the 100 ms a violation has to reach the
+	 * allowlist.  A burst beyond the queue goes unnamed. */
+	struct shstkd_namer namer;
+	int64_t sym_pending[SHSTKD_NAMER_JOBS];
+	unsigned n_sym_pending;
+	uint64_t n_sym_dropped;
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
@@ -126,6 +147,9 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 /* Re-decides everything and asks for a publication. */
 void shstkd_request_publish(struct shstkd *d);
 int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
+/* Takes @w's descriptor out of the epoll set, then closes it (fd -1): a
+ * watch about to be freed must never be left in the set (shstkd.c). */
+void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w);
 
 int shstkd_kmsg_open(struct shstkd *d);
 int shstkd_audit_open(struct shstkd *d);

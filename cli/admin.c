@@ -221,6 +221,18 @@ const char *admin_code_location(const char *obj, uint64_t off, uint64_t addr, ch
 	return buf;
 }
 
+const char *admin_code_location_sym(const char *obj, uint64_t off, uint64_t addr, const char *sym, char *buf,
+				    size_t len)
+{
+	size_t n;
+
+	admin_code_location(obj, off, addr, buf, len);
+	n = strlen(buf);
+	if (sym && n + 1 < len)
+		snprintf(buf + n, len - n, " (%s)", sym);
+	return buf;
+}
+
 const char *admin_sources_format(unsigned sources, char *buf, size_t len)
 {
 	static const char *const names[] = { "audit", "kmsg", "coredump", "ptrace", "abend" };
@@ -263,6 +275,8 @@ struct shstk_db_violation admin_esc_violation(struct shstkctl_strpool *p, const 
 	e.package_version = shstkctl_esc(p, v->package_version);
 	e.ip_object = shstkctl_esc(p, v->ip_object);
 	e.ret_object = shstkctl_esc(p, v->ret_object);
+	e.ip_symbol = shstkctl_esc(p, v->ip_symbol);
+	e.ret_symbol = shstkctl_esc(p, v->ret_symbol);
 	e.kind = shstkctl_esc(p, v->kind);
 	e.mode = shstkctl_esc(p, v->mode);
 	e.action = shstkctl_esc(p, v->action);

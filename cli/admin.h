@@ -134,5 +134,9 @@ const char *admin_sources_format(unsigned sources, char *buf, size_t len);
 /* "object+0xoff", else "0xaddr", else "-" (unknown, e.g. the expected return of an
  * audit-mode fault, whose shadow stack the kernel has already unmapped). */
 const char *admin_code_location(const char *obj, uint64_t off, uint64_t addr, char *buf, size_t len);
+/* The same followed by " (function+0xN)" when the function is known
+ * (violations.ip_symbol / ret_symbol, already escaped for a terminal). */
+const char *admin_code_location_sym(const char *obj, uint64_t off, uint64_t addr, const char *sym, char *buf,
+				    size_t len);
 
 #endif

@@ -453,7 +453,7 @@ static int history_cb(const struct shstk_db_decision_change *c, void *ud)
 static int violation_cb(const struct shstk_db_violation *v, void *ud)
 {
 	struct evidence_out *o = ud;
-	char t[32], src[64], a[160], e[160];
+	char t[32], src[64], a[1024], e[1024];
 
 	o->n++;
 	admin_sources_format(v->sources, src, sizeof(src));
@@ -465,8 +465,10 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		json_kv_string(o->j, "kind", v->kind);
 		json_kv_string(o->j, "ip_object", v->ip_object);
 		json_kv_uint(o->j, "ip_offset", v->ip_offset);
+		json_kv_string(o->j, "ip_symbol", v->ip_symbol);
 		json_kv_string(o->j, "expected_object", v->ret_object);
 		json_kv_uint(o->j, "expected_offset", v->ret_offset);
+		json_kv_string(o->j, "expected_symbol", v->ret_symbol);
 		json_kv_string(o->j, "mode", v->mode);
 		json_kv_string(o->j, "outcome", v->action);
 		json_kv_string(o->j, "sources", src);
@@ -480,8 +482,8 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 
 		printf("  %s  pid %" PRId64 " %s at %s, expected %s; %s, %s; seen by %s, %s\n",
 		       admin_format_time(ve.time_us, t, sizeof(t)), ve.pid, ve.kind ? ve.kind : "?",
-		       admin_code_location(ve.ip_object, ve.ip_offset, ve.ip, a, sizeof(a)),
-		       admin_code_location(ve.ret_object, ve.ret_offset, ve.ret_addr, e, sizeof(e)),
+		       admin_code_location_sym(ve.ip_object, ve.ip_offset, ve.ip, ve.ip_symbol, a, sizeof(a)),
+		       admin_code_location_sym(ve.ret_object, ve.ret_offset, ve.ret_addr, ve.ret_symbol, e, sizeof(e)),
 		       ve.mode ? ve.mode : "?", ve.action ? ve.action : "?", src, shstk_db_violation_grade(ve.sources));
 		shstkctl_strpool_free(&esc);
 	}

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "elfinfo.h"
 #include "evidence.h"
+#include "symbols.h"
 #include "procmaps.h"
 #include "procstatus.h"
 
@@ -482,6 +483,10 @@ static void on_cperr(struct verify_state *s, struct task *t)
 	r = shstk_record_violation(s->db, &o, &id, &isnew);
 	if (r < 0)
 		db_failed(s, r, "a violation");
+	/* The function names, as shstkd stores them (engine/symbols.h); an
+	 * object without symbols is no error. */
+	else
+		(void)shstk_record_symbols(s->db, id, NULL);
 	if (s->violations < MAX_VIOLATIONS_SHOWN)
 		s->seen[s->violations] = v;
 	s->violations++;

@@ -22,8 +22,10 @@ static void help(void)
 	      "  binary      the executable, and its package\n"
 	      "  pid         process (and thread) id\n"
 	      "  kind        the fault: near ret, far/iret, endbranch, ...\n"
-	      "  at          the faulting object+offset (the return that did not match)\n"
-	      "  expected    the object+offset the shadow stack expected to return to\n"
+	      "  at          the faulting object+offset (the return that did not match),\n"
+	      "              and its function+offset when shstkd could name it\n"
+	      "  expected    the object+offset the shadow stack expected to return to,\n"
+	      "              and its function+offset\n"
 	      "  ssp         the shadow-stack pointer\n"
 	      "  mode        enforce or audit, and the outcome (killed, continued)\n"
 	      "  sources     who saw it: audit, kmsg, coredump, ptrace (abend alone: an\n"
@@ -86,9 +88,11 @@ static void print_json(struct json *j, const struct shstk_db_violation *v)
 	json_addr(j, "ip", v->ip);
 	json_kv_string(j, "ip_object", v->ip_object);
 	json_addr(j, "ip_offset", v->ip_offset);
+	json_kv_string(j, "ip_symbol", v->ip_symbol);
 	json_addr(j, "expected_return", v->ret_addr);
 	json_kv_string(j, "expected_object", v->ret_object);
 	json_addr(j, "expected_offset", v->ret_offset);
+	json_kv_string(j, "expected_symbol", v->ret_symbol);
 	json_addr(j, "ssp", v->ssp);
 	json_kv_string(j, "mode", v->mode);
 	json_kv_string(j, "outcome", v->action);
@@ -100,7 +104,7 @@ static void print_json(struct json *j, const struct shstk_db_violation *v)
 /* One violation for the table; @v's strings are escaped. */
 static void print_row(const struct shstk_db_violation *v)
 {
-	char t[32], a[160], e[160], ssp[24], src[64], pid[40];
+	char t[32], a[1024], e[1024], ssp[24], src[64], pid[40];
 
 	if (v->tid && v->tid != v->pid)
 		snprintf(pid, sizeof(pid), "%" PRId64 "/%" PRId64, v->pid, v->tid);
@@ -111,8 +115,8 @@ static void print_row(const struct shstk_db_violation *v)
 	       v->exe_path ? v->exe_path : v->comm ? v->comm : "?", v->package ? " (" : "",
 	       v->package ? v->package : "", v->package ? ")" : "", pid);
 	printf("    %-9s %s at %s, expected %s, ssp %s\n", "fault", v->kind ? v->kind : "?",
-	       admin_code_location(v->ip_object, v->ip_offset, v->ip, a, sizeof(a)),
-	       admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, e, sizeof(e)), ssp);
+	       admin_code_location_sym(v->ip_object, v->ip_offset, v->ip, v->ip_symbol, a, sizeof(a)),
+	       admin_code_location_sym(v->ret_object, v->ret_offset, v->ret_addr, v->ret_symbol, e, sizeof(e)), ssp);
 	printf("    %-9s %s, %s; seen by %s%s\n", "mode", v->mode ? v->mode : "?", v->action ? v->action : "?",
 	       admin_sources_format(v->sources, src, sizeof(src)),
 	       shstk_db_violation_confirmed(v->sources) ? "; confirmed"

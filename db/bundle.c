@@ -33,6 +33,8 @@ static const struct bundle_col violation_cols[] = {
 	{ "ip_object", 't' },	{ "ip_offset", 'i' },	 { "ret_addr", 'i' },	     { "ret_object", 't' },
 	{ "ret_offset", 'i' },	{ "kind", 't' },	 { "error_code", 'i' },	     { "mode", 't' },
 	{ "action", 't' },	{ "sources", 'I' },
+	/* Since schema 7; a bundle from before has none (null). */
+	{ "ip_symbol", 't' },	{ "ret_symbol", 't' },
 };
 
 static const struct bundle_col decision_cols[] = {

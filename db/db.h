@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 6
+#define SHSTK_DB_SCHEMA_VERSION 7
 /* PRAGMA application_id of this project's databases: "SHST". */
 #define SHSTK_DB_APPLICATION_ID 0x53485354
 
@@ -520,6 +520,9 @@ struct shstk_db_violation {
 	const char *mode, *action;
 	unsigned sources;
 	int64_t run;
+	/* "function+0xOFF" of ip_offset in ip_object and of ret_offset in
+	 * ret_object, read when the violation was recorded; NULL: unknown. */
+	const char *ip_symbol, *ret_symbol;
 };
 
 /* The violation an observation of @source with sequence number @seq about
@@ -542,6 +545,9 @@ int shstk_db_violation_merge(struct shstk_db *db, const struct shstk_db_violatio
 /* Records that @source (seq 0: none) saw violation @id. */
 int shstk_db_violation_source_add(struct shstk_db *db, int64_t id, unsigned source, uint64_t seq, int64_t pid,
 				  int64_t time_us);
+/* Stores the function names of violation @id's addresses where it has none
+ * yet (NULL: leave that one); -ENOENT: no such row. */
+int shstk_db_violation_set_symbols(struct shstk_db *db, int64_t id, const char *ip_symbol, const char *ret_symbol);
 /* Sets the run a violation belongs to. */
 int shstk_db_violation_set_run(struct shstk_db *db, int64_t id, int64_t run);
 int shstk_db_violation_get(struct shstk_db *db, int64_t id,

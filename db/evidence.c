@@ -238,7 +238,8 @@ int shstk_db_runs_foreach(struct shstk_db *db, const char *identity,
 	"id, time_us, coalesce(pid, 0), coalesce(tid, 0), comm, exe_path, identity, build_id, "        \
 	"coalesce(object, 0), package, package_version, coalesce(ip, 0), coalesce(sp, 0), "            \
 	"coalesce(ssp, 0), ip_object, coalesce(ip_offset, 0), coalesce(ret_addr, 0), ret_object, "     \
-	"coalesce(ret_offset, 0), kind, coalesce(error_code, 0), mode, action, sources, coalesce(run, 0)"
+	"coalesce(ret_offset, 0), kind, coalesce(error_code, 0), mode, action, sources, coalesce(run, 0), "    \
+	"ip_symbol, ret_symbol"
 
 static const char SQL_V_FIND_SEQ[] = "SELECT violation FROM violation_sources WHERE source = ?1 AND seq = ?2 "
 				     "AND pid IS ?3 ORDER BY id DESC LIMIT 1";
@@ -251,9 +252,9 @@ static const char SQL_V_FIND_MATCH[] =
 static const char SQL_V_INSERT[] =
 	"INSERT INTO violations(time_us, pid, tid, comm, exe_path, identity, build_id, object, package, "
 	"package_version, ip, sp, ssp, ip_object, ip_offset, ret_addr, ret_object, ret_offset, kind, "
-	"error_code, mode, action, sources, run) "
+	"error_code, mode, action, sources, run, ip_symbol, ret_symbol) "
 	"VALUES (?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-	"?21, ?22, ?23, ?24, ?25)";
+	"?21, ?22, ?23, ?24, ?25, ?26, ?27)";
 static const char SQL_V_MERGE[] =
 	"UPDATE violations SET time_us = min(time_us, ?2), pid = coalesce(pid, ?3), tid = coalesce(tid, ?4), "
 	"comm = coalesce(comm, ?5), exe_path = coalesce(exe_path, ?6), identity = coalesce(identity, ?7), "
@@ -263,7 +264,12 @@ static const char SQL_V_MERGE[] =
 	"ret_addr = coalesce(ret_addr, ?17), ret_object = coalesce(ret_object, ?18), "
 	"ret_offset = coalesce(ret_offset, ?19), kind = coalesce(kind, ?20), "
 	"error_code = coalesce(error_code, ?21), mode = coalesce(mode, ?22), action = coalesce(action, ?23), "
-	"sources = sources | ?24, run = coalesce(run, ?25) WHERE id = ?1";
+	"sources = sources | ?24, run = coalesce(run, ?25), ip_symbol = coalesce(ip_symbol, ?26), "
+	"ret_symbol = coalesce(ret_symbol, ?27) WHERE id = ?1";
+/* A name once stored stays: it was read from the file that faulted, which
+ * may since have been upgraded away. */
+static const char SQL_V_SET_SYMBOLS[] = "UPDATE violations SET ip_symbol = coalesce(ip_symbol, ?2), "
+					"ret_symbol = coalesce(ret_symbol, ?3) WHERE id = ?1";
 static const char SQL_V_SOURCE_ADD[] =
 	"INSERT INTO violation_sources(violation, source, seq, pid, time_us) VALUES (?1, ?2, ?3, ?4, ?5)";
 static const char SQL_V_SET_RUN[] = "UPDATE violations SET run = ?2 WHERE id = ?1";
@@ -302,7 +308,7 @@ int shstk_db_violation_find_match(struct shstk_db *db, const struct shstk_db_vio
 	return db_step_int64(db, st, ret_id);
 }
 
-/* Binds ?2..?25 of SQL_V_INSERT and SQL_V_MERGE (the same order). */
+/* Binds ?2..?27 of SQL_V_INSERT and SQL_V_MERGE (the same order). */
 static int bind_violation(struct shstk_db *db, sqlite3_stmt *st, const struct shstk_db_violation *v)
 {
 	int r;
@@ -318,7 +324,8 @@ static int bind_violation(struct shstk_db *db, sqlite3_stmt *st, const struct sh
 	    (r = db_bind_text(db, st, 18, v->ret_object)) < 0 || (r = bind_opt(db, st, 19, (int64_t)v->ret_offset)) < 0 ||
 	    (r = db_bind_text(db, st, 20, v->kind)) < 0 || (r = bind_opt(db, st, 21, (int64_t)v->error_code)) < 0 ||
 	    (r = db_bind_text(db, st, 22, v->mode)) < 0 || (r = db_bind_text(db, st, 23, v->action)) < 0 ||
-	    (r = db_bind_int64(db, st, 24, v->sources)) < 0 || (r = bind_opt(db, st, 25, v->run)) < 0)
+	    (r = db_bind_int64(db, st, 24, v->sources)) < 0 || (r = bind_opt(db, st, 25, v->run)) < 0 ||
+	    (r = db_bind_text(db, st, 26, v->ip_symbol)) < 0 || (r = db_bind_text(db, st, 27, v->ret_symbol)) < 0)
 		return r;
 	return 0;
 }
@@ -373,6 +380,18 @@ int shstk_db_violation_set_run(struct shstk_db *db, int64_t id, int64_t run)
 	return db_step_done(db, st);
 }
 
+int shstk_db_violation_set_symbols(struct shstk_db *db, int64_t id, const char *ip_symbol, const char *ret_symbol)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_V_SET_SYMBOLS, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0 || (r = db_bind_text(db, st, 2, ip_symbol)) < 0 ||
+	    (r = db_bind_text(db, st, 3, ret_symbol)) < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	return sqlite3_changes(db->conn) > 0 ? 0 : -ENOENT;
+}
+
 static void violation_fill(sqlite3_stmt *st, struct shstk_db_violation *v)
 {
 	int c = 0;
@@ -402,6 +421,8 @@ static void violation_fill(sqlite3_stmt *st, struct shstk_db_violation *v)
 	v->action = db_col_text(st, c++);
 	v->sources = (unsigned)sqlite3_column_int64(st, c++);
 	v->run = sqlite3_column_int64(st, c++);
+	v->ip_symbol = db_col_text(st, c++);
+	v->ret_symbol = db_col_text(st, c++);
 }
 
 int shstk_db_violation_get(struct shstk_db *db, int64_t id,

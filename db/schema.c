@@ -340,6 +340,15 @@ static const char migration_6[] = "ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
 				  "UPDATE runs SET exit_status = NULL, exit_signal = NULL WHERE source = 'preload';\n"
 				  "CREATE INDEX objects_file ON objects(inode, dev);\n";
 
+/*
+ * The function names of a violation's faulting and expected return
+ * addresses ("name+0xOFF", engine/symbols.c), read when it was recorded:
+ * the object that faulted may be gone after the next upgrade, and with it
+ * its symbols.  Violations recorded before have none (NULL).
+ */
+static const char migration_7[] = "ALTER TABLE violations ADD COLUMN ip_symbol TEXT;\n"
+				  "ALTER TABLE violations ADD COLUMN ret_symbol TEXT;\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
@@ -347,5 +356,6 @@ const char *const db_migrations[] = {
 	migration_4,
 	migration_5,
 	migration_6,
+	migration_7,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

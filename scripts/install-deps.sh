@@ -4,12 +4,15 @@
 # Usage: scripts/install-deps.sh [build|test]   (default: build)
 # "build" is enough for the main job; "test" adds the kernel, emulator and
 # fuzzing toolchain, and chromium, the browser that renders the HTML report
-# in tests/integration/test_report_browser.sh.  Safe to run again: apt-get
+# in tests/integration/test_report_browser.sh, and debuginfod (the server
+# and debuginfod-find; it brings libdebuginfod1, which libdw loads) for
+# tests/integration/test_symbols.sh.  libdw-dev: the symboliser
+# (engine/symbols.c) is built on libdwfl.  Safe to run again: apt-get
 # skips what is installed.
 set -eu
 what=${1:-build}
 
-build_pkgs="build-essential meson ninja-build pkg-config libelf-dev libsqlite3-dev
+build_pkgs="build-essential meson ninja-build pkg-config libelf-dev libdw-dev libsqlite3-dev
 libsystemd-dev librpm-dev libarchive-dev libinih-dev libcmocka-dev python3"
 test_pkgs="clang lld llvm libclang-rt-14-dev gcc-multilib pax-utils python3-pyelftools binutils file
 linux-source-6.12 bc flex bison libssl-dev cpio kmod
@@ -18,7 +21,8 @@ rpm sqlite3 g++ make xz-utils dpkg-dev strace debootstrap e2fsprogs git
 perl patch
 man-db groff-base
 chromium
-pypy3 luajit nodejs"
+pypy3 luajit nodejs
+debuginfod"
 
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$build_pkgs $test_pkgs"

@@ -20,6 +20,10 @@
  *       (audit, kmsg, coredump, ptrace, abend): the recorder merges them;
  *       "-" for a string it does not know (an ANOM_ABEND record, the abend
  *       source, knows none of KIND, MODE, ACTION or the objects)
+ *       then, as shstkd does once the allowlist is published, the function
+ *       names of IP_OBJ+IP_OFF and RET_OBJ+RET_OFF (engine/symbols.h), with
+ *       separate debug files under $SHSTK_DEBUG_ROOT (default
+ *       /usr/lib/debug) and the debuginfod servers of $DEBUGINFOD_URLS
  * Numbers are decimal, or hex with 0x.  Exit 0, or 1 with a message.
  * Runs are recorded as root's (uid 0, a system account: its runs count in
  * full) in one boot, as shstkd would have read them from the kernel.
@@ -33,6 +37,7 @@
 
 #include "db.h"
 #include "evidence.h"
+#include "symbols.h"
 
 static int identity_cb(const struct shstk_db_object *o, void *ud)
 {
@@ -129,7 +134,9 @@ static unsigned source_bit(const char *s)
 static int violation(struct shstk_db *db, char **a, int n)
 {
 	struct shstk_violation_obs o;
+	struct shstk_symbol_opts sym = { .debug_root = getenv("SHSTK_DEBUG_ROOT") };
 	char sources[128], *save = NULL;
+	int64_t id = 0;
 	int r = 0;
 
 	if (n != 12)
@@ -157,9 +164,11 @@ static int violation(struct shstk_db *db, char **a, int n)
 			return -EINVAL;
 		/* Upstream's ANOM_ABEND record names the process, not the thread. */
 		o.tid = o.source == SHSTK_SRC_ABEND ? 0 : o.pid;
-		r = shstk_record_violation(db, &o, NULL, NULL);
+		r = shstk_record_violation(db, &o, &id, NULL);
 	}
-	return r;
+	if (r >= 0 && id > 0)
+		r = shstk_record_symbols(db, id, &sym);
+	return r < 0 ? r : 0;
 }
 
 int main(int argc, char **argv)

@@ -61,6 +61,7 @@ static void fill(struct shstk_db *db)
 		.build_id = HEX, .ip = 0x401000, .sp = 0x7ffd0000, .ssp = 0x7f000ff8, .ip_object = "/usr/bin/t",
 		.ip_offset = 0x1000, .ret_addr = 0x401100, .ret_object = "/usr/bin/t", .ret_offset = 0x1100,
 		.kind = "near ret", .error_code = 1, .mode = "enforce", .action = "killed", .sources = 8,
+		.ip_symbol = "jit_stub+0x10", .ret_symbol = "main+0x2a",
 	};
 	struct shstk_db_decision d = {
 		.identity = BID, .path = "/usr/bin/t", .state = "quarantined", .decision = "off", .since_us = 3500,
@@ -91,6 +92,8 @@ static void test_bundle_roundtrip(void **state)
 	assert_non_null(strstr(ea, "\"format\":\"shstk-policy-evidence\""));
 	assert_non_null(strstr(ea, "\"run\":1"));   /* the violation points at the second run */
 	assert_non_null(strstr(ea, "\"runs\":2,\"violations\":1,\"state\":\"quarantined\""));
+	/* The function names travel with the violation (schema 7). */
+	assert_non_null(strstr(ea, "\"ip_symbol\":\"jit_stub+0x10\",\"ret_symbol\":\"main+0x2a\""));
 	assert_int_equal(shstk_db_bundle_import(b, ea, &st, &msg), 0);
 	assert_int_equal(st.runs, 2);
 	assert_int_equal(st.violations, 1);
@@ -101,6 +104,42 @@ static void test_bundle_roundtrip(void **state)
 	free(eb);
 	shstk_db_close(a);
 	shstk_db_close(b);
+}
+
+static int get_symbols(const struct shstk_db_violation *v, void *ud)
+{
+	snprintf(ud, 64, "%s %s", v->ip_symbol ? v->ip_symbol : "-", v->ret_symbol ? v->ret_symbol : "-");
+	return 0;
+}
+
+/* A bundle exported before schema 7 has no ip_symbol/ret_symbol: it imports,
+ * its violation without names; a name that is not text is refused. */
+static void test_bundle_symbols_optional(void **state)
+{
+	struct shstk_db *db = fresh_db();
+	struct shstk_db_bundle_stats st = {};
+	char got[64] = "", *msg = NULL;
+	const char *old = "{\"format\":\"shstk-policy-evidence\",\"version\":1,\"runs\":[],\"violations\":"
+			  "[{\"time_us\":5,\"pid\":7,\"ip_object\":\"/usr/bin/t\",\"ip_offset\":16,\"sources\":1}],"
+			  "\"decisions\":[]}";
+
+	assert_int_equal(shstk_db_bundle_import(db, old, &st, &msg), 0);
+	assert_int_equal(st.violations, 1);
+	assert_int_equal(shstk_db_violation_get(db, 1, get_symbols, got), 1);
+	assert_string_equal(got, "- -");
+	shstk_db_close(db);
+	db = fresh_db();
+	assert_int_equal(shstk_db_bundle_import(db,
+						"{\"format\":\"shstk-policy-evidence\",\"version\":1,\"runs\":[],"
+						"\"violations\":[{\"time_us\":5,\"sources\":1,\"ip_symbol\":[1]}],"
+						"\"decisions\":[]}",
+						NULL, &msg),
+			 -EBADMSG);
+	assert_non_null(msg);
+	if (!strstr(msg, "violations[0]: ip_symbol"))
+		fail_msg("message '%s' does not name ip_symbol", msg);
+	free(msg);
+	shstk_db_close(db);
 }
 
 static void test_bundle_import_twice_adds_nothing(void **state)
@@ -345,6 +384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bundle_roundtrip),
+		cmocka_unit_test(test_bundle_symbols_optional),
 		cmocka_unit_test(test_bundle_import_twice_adds_nothing),
 		cmocka_unit_test(test_bundle_keeps_local_decision),
 		cmocka_unit_test(test_bundle_rejects_malformed),
