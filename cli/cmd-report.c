@@ -372,6 +372,8 @@ static int on_violation(const struct shstk_db_violation *v, void *ud)
 	cells[VC_SOURCES] = admin_sources_format(v->sources, src, sizeof(src));
 	cells[VC_IP] = admin_code_location(v->ip_object, v->ip_offset, v->ip, ip, sizeof(ip));
 	cells[VC_RET] = admin_code_location(v->ret_object, v->ret_offset, v->ret_addr, ret, sizeof(ret));
+	cells[VC_IP_SYMBOL] = v->ip_symbol;
+	cells[VC_RET_SYMBOL] = v->ret_symbol;
 	cells[VC_DAY] = day;
 	cells[VC_OBJECT] = v->ip_object;
 	nums[VN_ID] = (uint64_t)v->id;
@@ -839,6 +841,8 @@ static void print_json_violations(struct json *j, const struct report *rep)
 		json_kv_string(j, "observations", CELL(v, i, VC_SEEN));
 		json_kv_string(j, "ip", CELL(v, i, VC_IP));
 		json_kv_string(j, "ret", CELL(v, i, VC_RET));
+		json_kv_string(j, "ip_symbol", CELL(v, i, VC_IP_SYMBOL));
+		json_kv_string(j, "expected_symbol", CELL(v, i, VC_RET_SYMBOL));
 		json_key(j, "run");
 		if (NUM(v, i, VN_RUN)) {
 			json_object_open(j);

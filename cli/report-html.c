@@ -707,6 +707,19 @@ static void dt_dd(FILE *f, const char *term, const char *value)
 	fputs("</dd>", f);
 }
 
+/* A code location and, when shstkd named it, its function in <code>. */
+static void dt_dd_sym(FILE *f, const char *term, const char *where, const char *sym)
+{
+	fprintf(f, "<dt>%s</dt><dd>", term);
+	esc(f, where);
+	if (sym && *sym) {
+		fputs(" (<code>", f);
+		esc(f, sym);
+		fputs("</code>)", f);
+	}
+	fputs("</dd>", f);
+}
+
 static void section_evidence(FILE *f, const struct report *rep)
 {
 	const struct row_list *v = &rep->viol;
@@ -744,8 +757,8 @@ static void section_evidence(FILE *f, const struct report *rep)
 		fputs(", ", f);
 		esc(f, CELL(v, i, VC_ACTION));
 		fputs("</dd>", f);
-		dt_dd(f, "faulting code (object+offset)", CELL(v, i, VC_IP));
-		dt_dd(f, "expected return (shadow stack)", CELL(v, i, VC_RET));
+		dt_dd_sym(f, "faulting code (object+offset, function)", CELL(v, i, VC_IP), CELL(v, i, VC_IP_SYMBOL));
+		dt_dd_sym(f, "expected return (shadow stack)", CELL(v, i, VC_RET), CELL(v, i, VC_RET_SYMBOL));
 		dt_dd(f, "grade", CELL(v, i, VC_GRADE));
 		dt_dd(f, "sources", CELL(v, i, VC_SOURCES));
 		dt_dd(f, "observations", CELL(v, i, VC_SEEN));

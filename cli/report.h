@@ -37,6 +37,7 @@ struct report_day {
 enum {
 	VC_COMM, VC_BINARY, VC_IDENTITY, VC_PACKAGE, VC_KIND, VC_MODE, VC_ACTION, VC_GRADE, VC_SOURCES,
 	VC_IP, VC_RET, VC_DAY, VC_OBJECT, VC_SEEN, VC_RUN_MODE, VC_RUN_END,
+	VC_IP_SYMBOL, VC_RET_SYMBOL, /* the function names shstkd stored, or NULL */
 	VC_WIDTH
 };
 enum {

@@ -101,6 +101,20 @@ grep -q 'class="grade unconfirmed">unconfirmed<' "$work/real.html" && grep -q 'c
 	echo "ok: real: violations graded confirmed and unconfirmed, in words" ||
 	{ echo "FAIL: real: grades not shown"; fail=1; }
 
+# function names, as shstkd stores them: in the evidence, escaped, and in the JSON
+vid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["violations"]["details"][0]["id"])' "$work/real.json")
+sqlite3 "$work/real.db" "UPDATE violations SET ip_symbol = 'operator<<(std::ostream&)+0x4', ret_symbol = 'main+0x34' WHERE id = $vid"
+page sym "$work/real.db" $P
+json_is sym "[(v['ip_symbol'], v['expected_symbol']) for v in d['violations']['details'] if v['id'] == $vid][0]" \
+	"('operator<<(std::ostream&)+0x4', 'main+0x34')"
+if sed -n "/<article id=\"v-$vid\">/,/<\/article>/p" "$work/sym.html" |
+	grep -qF '(<code>operator&lt;&lt;(std::ostream&amp;)+0x4</code>)</dd>' &&
+	sed -n "/<article id=\"v-$vid\">/,/<\/article>/p" "$work/sym.html" | grep -qF '(<code>main+0x34</code>)</dd>'; then
+	echo "ok: sym: violation $vid's evidence names its functions, escaped"
+else
+	echo "FAIL: sym: no function names in violation $vid's evidence"; fail=1
+fi
+
 # ---- 100 000 executables
 report_db_synthetic "$work/syn.db" "$work" 100000
 printf '[policy]\nstage = audit\n' >"$work/audit.conf"
