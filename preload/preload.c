@@ -119,41 +119,53 @@ void shstk_pl_debugf(const char *fmt, ...)
  * with openat/read/close, which the loader itself made in this process (a
  * filter that killed them would have killed the process before the preload
  * ran).  Anything unclear counts as a filter:
- * no /proc, an unreadable or oversized file.  No Seccomp: line at all is a
- * kernel without CONFIG_SECCOMP, where no filter exists.
+ * no /proc, an unreadable file, one over 1 MiB.  No Seccomp: line at all is
+ * a kernel without CONFIG_SECCOMP, where no filter exists.
  */
 static bool pl_seccomp_maybe(void)
 {
 	static const char key[] = "\nSeccomp:";
+	const size_t klen = sizeof(key) - 1, keep = klen + 8; /* the key and its value may span two reads */
 	char buf[4096];
-	size_t len = 0;
+	size_t len = 0, total = 0;
 	int fd = pl_openat("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return true;
-	while (len < sizeof(buf) - 1) {
+	/* Read on, a window at a time: a long Groups: line (a user in a
+	 * thousand groups) puts Seccomp: past the first 4 KiB. */
+	for (;;) {
 		long n = pl_read(fd, buf + len, sizeof(buf) - 1 - len);
 
 		if (n == -EINTR)
 			continue;
-		if (n <= 0) {
-			if (n < 0)
-				len = sizeof(buf); /* unreadable: say "maybe" below */
-			break;
+		if (n < 0 || (total += (size_t)(n > 0 ? n : 0)) > (1u << 20)) {
+			pl_close(fd);
+			return true; /* unreadable or absurd: say "maybe" */
 		}
 		len += (size_t)n;
+		for (size_t i = 0; i + klen < len; i++) {
+			size_t v;
+
+			if (!pl_has_prefix(buf + i, key, klen))
+				continue;
+			for (v = i + klen; v < len && (buf[v] == ' ' || buf[v] == '\t'); v++)
+				;
+			if (v + 1 >= len && n > 0)
+				break; /* the value is in the next read */
+			pl_close(fd);
+			return !(v + 1 < len && buf[v] == '0' && buf[v + 1] == '\n');
+		}
+		if (n == 0)
+			break;
+		if (len > keep) {
+			for (size_t k = 0; k < keep; k++)
+				buf[k] = buf[len - keep + k];
+			len = keep;
+		}
 	}
 	pl_close(fd);
-	if (len >= sizeof(buf) - 1)
-		return true;
-	for (size_t i = 0; i + sizeof(key) - 1 < len; i++) {
-		if (!pl_has_prefix(buf + i, key, sizeof(key) - 1))
-			continue;
-		for (i += sizeof(key) - 1; i < len && (buf[i] == ' ' || buf[i] == '\t'); i++)
-			;
-		return !(i + 1 < len && buf[i] == '0' && buf[i + 1] == '\n');
-	}
-	return false;
+	return false; /* no Seccomp: line: a kernel without CONFIG_SECCOMP */
 }
 
 /*
