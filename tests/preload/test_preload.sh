@@ -235,6 +235,14 @@ rc=$?
 expect "seccomp: the preload ran" "$out" '^preload=present$' 'decision=audit .*source=allowlist'
 n=$(grep -c '^event' <<<"$out")
 [ "$n" = 1 ] && pass || fail "seccomp: $n events (the probe's own and received), expected only its own"
+# A long Groups: line (1500 supplementary groups) puts Seccomp: past the
+# first 4 KiB of the status file: still read, still no filter, announced.
+groups=$(seq -s, 1 1500)
+out=$(SHSTK_ALLOWLIST="$W/al-audit" SHSTK_EVENTS_SOCKET="$W/ev.sock" LD_PRELOAD="$PRELOAD_LIB" \
+	"$EVRECV" "$W/ev.sock" setpriv --groups "$groups" sh -c '[ $(wc -c </proc/self/status) -gt 4096 ] && echo long-status; exec "$0"' "$PROBE" 2>&1)
+expect "1500 groups: the status file is over 4 KiB" "$out" '^long-status$'
+n=$(grep -c '^event type=start' <<<"$out")
+[ "$n" = 2 ] && pass || fail "1500 groups: $n start events (the probe's own and received), expected 2: $out"
 # Control: the same filter kills a program that calls socket() itself.
 "$TP_DIR/tp-seccomp" /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null
 rc=$?
