@@ -228,6 +228,21 @@ static void exit_from_slot(struct shstkd *d, struct shstkd_watch *w)
  * take every slot (MAX_FOLLOWED) from the others. */
 #define MAX_FOLLOWED_PER_UID 256
 
+/* @w follows run @run from now on: no exit seen yet, unless the exec slot
+ * kept one that came before (exit_from_slot). */
+static void run_begins(struct shstkd *d, struct shstkd_watch *w, uint32_t uid, bool shstk_on, int64_t run,
+		       const char *identity, uint64_t exit_lost)
+{
+	w->run = run;
+	w->uid = uid;
+	w->shstk_on = shstk_on;
+	w->execd = false;
+	w->have_exit = false;
+	w->exit_lost0 = exit_lost;
+	snprintf(w->identity, sizeof(w->identity), "%s", identity);
+	exit_from_slot(d, w);
+}
+
 /* Follows @pid (its pidfd @fd and /proc/PID @dir, both taken over; @exit_lost:
  * the exit events lost when it was looked at) to its
  * end.  false (and nothing kept) when over a limit. */
@@ -244,14 +259,7 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 				goto drop;
 			(void)uid_followed_add(d, w->uid, -1);
 		}
-		w->run = run;
-		w->uid = uid;
-		w->shstk_on = shstk_on;
-		w->execd = false;
-		w->have_exit = false;
-		w->exit_lost0 = exit_lost;
-		snprintf(w->identity, sizeof(w->identity), "%s", identity);
-		exit_from_slot(d, w);
+		run_begins(d, w, uid, shstk_on, run, identity, exit_lost);
 		close(fd);
 		close(dir);
 		return true;
@@ -264,12 +272,7 @@ static bool follow(struct shstkd *d, int fd, int dir, pid_t pid, uint32_t uid, b
 	w->fd = fd;
 	w->dir = dir;
 	w->pid = pid;
-	w->uid = uid;
-	w->shstk_on = shstk_on;
-	w->run = run;
-	w->exit_lost0 = exit_lost;
-	snprintf(w->identity, sizeof(w->identity), "%s", identity);
-	exit_from_slot(d, w);
+	run_begins(d, w, uid, shstk_on, run, identity, exit_lost);
 	w->ready = pidfd_ready;
 	if (uid_followed_add(d, uid, 1) < 0) {
 		free(w);

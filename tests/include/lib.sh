@@ -110,3 +110,15 @@ n[len(n) - len(i):] = i; open(sys.argv[1], "wb").write(n)' "$2.note" "$3" &&
 	[ "$(readelf -n "$2" | sed -n 's/.*Build ID: //p')" = "$3" ] ||
 		{ echo "FAIL: $2's build-id is not $3"; return 1; }
 }
+
+# exit_on_signals: make TERM, INT, HUP and PIPE exit the script (with the
+# shell's usual 128+N), so that its EXIT trap runs: dash runs the EXIT trap
+# only on exit, not when a signal kills it, and meson stops a test at its
+# timeout with SIGTERM; daemons a test started must not outlive it then
+# either (nor when its output pipe closes).
+exit_on_signals() {
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	trap 'exit 129' HUP
+	trap 'exit 141' PIPE
+}

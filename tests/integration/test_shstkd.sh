@@ -48,13 +48,7 @@ cleanup() {
 	rm -rf "$w"
 }
 trap cleanup EXIT
-# dash runs the EXIT trap only on exit, not when a signal kills it: meson
-# stops a test at its timeout with SIGTERM, and the daemons must not outlive
-# the test then either (nor when its output pipe closes).
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
-trap 'exit 141' PIPE
+exit_on_signals
 fail=0
 db="$w/shstk.db"
 al="$w/allowlist"

@@ -43,10 +43,7 @@ cleanup() {
 	rm -rf "$w"
 }
 trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
-trap 'exit 141' PIPE
+exit_on_signals
 fail=0
 db="$w/shstk.db"
 al="$w/allowlist"
