@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -68,14 +69,51 @@ static double tv_us(const struct timeval *tv)
 }
 
 /*
+ * A daemon that keeps up and answers at once: a process that reads every
+ * datagram on @sfd and writes the byte a process in audit mode waits for on
+ * the socket-pair end it passed (preload/README.md, "The answer").  shstkd
+ * looks at the process first (its CPU: bench/daemon/starts); this stand-in
+ * measures what the preload itself costs.
+ */
+static pid_t answerer_start(int sfd)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	for (;;) {
+		char buf[2048];
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(int))];
+		} cm;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof(cm) };
+		struct cmsghdr *c;
+		int fd;
+
+		if (recvmsg(sfd, &mh, MSG_CMSG_CLOEXEC) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(0);
+		}
+		c = CMSG_FIRSTHDR(&mh);
+		if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+		(void)send(fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+	}
+}
+
+/*
  * One fork+exec+wait of the program with this environment, recorded in c as
  * exec number k.  Wall time is what a user sees; the child's own CPU time
  * (from wait4) is what the preload adds, and suffers less from other load.
  */
-static void run_one(const char *prog, struct cond *c, size_t k, int drain_fd)
+static void run_one(const char *prog, struct cond *c, size_t k)
 {
 	char *argv[] = { (char *)prog, NULL };
-	char buf[2048];
 	double t0 = now_us();
 	struct rusage ru;
 	pid_t pid;
@@ -88,9 +126,6 @@ static void run_one(const char *prog, struct cond *c, size_t k, int drain_fd)
 	}
 	c->wall_exec[k] = now_us() - t0;
 	c->cpu_exec[k] = tv_us(&ru.ru_utime) + tv_us(&ru.ru_stime);
-	/* A daemon that keeps up: the queue never fills. */
-	while (drain_fd >= 0 && recv(drain_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
 }
 
 static double median(double *v, size_t n)
@@ -252,15 +287,6 @@ static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label
 	return nc + ELEMENTSOF(what);
 }
 
-/* Whether this condition's preload reports to the socket, which must then be drained. */
-static bool is_sock(const struct cond *c, const char *e_sock)
-{
-	for (size_t i = 0; c->env[i]; i++)
-		if (c->env[i] == e_sock)
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/shstk-preload-bench.XXXXXX";
@@ -270,6 +296,7 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct shstk_al_key key;
 	int iters = 2000, rounds = 7, sfd;
+	pid_t answerer;
 	const char *prog, *old = NULL, *etc_cur = NULL;
 	bool etc = false;
 
@@ -313,6 +340,11 @@ int main(int argc, char **argv)
 	sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (sfd < 0 || bind(sfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("shstk-preload-bench: socket");
+		return 1;
+	}
+	answerer = answerer_start(sfd);
+	if (answerer < 0) {
+		perror("shstk-preload-bench: fork");
 		return 1;
 	}
 	snprintf(e_pre, sizeof(e_pre), "LD_PRELOAD=%s", argv[2]);
@@ -370,7 +402,7 @@ int main(int argc, char **argv)
 		if (etc && conds[c].etc_preload != etc_cur)
 			etc_preload_set(etc_cur = conds[c].etc_preload);
 		for (size_t k = 0; k < 20; k++) /* warm up */
-			run_one(prog, &conds[c], k, is_sock(&conds[c], e_sock) ? sfd : -1);
+			run_one(prog, &conds[c], k);
 	}
 	/* Conditions take turns exec by exec: a burst of other load hits them all alike. */
 	for (int r = 0; r < rounds; r++) {
@@ -378,8 +410,7 @@ int main(int argc, char **argv)
 			for (size_t c = 0; c < nc; c++) {
 				if (etc && conds[c].etc_preload != etc_cur)
 					etc_preload_set(etc_cur = conds[c].etc_preload);
-				run_one(prog, &conds[c], (size_t)r * (size_t)iters + (size_t)i,
-					is_sock(&conds[c], e_sock) ? sfd : -1);
+				run_one(prog, &conds[c], (size_t)r * (size_t)iters + (size_t)i);
 			}
 		for (size_t c = 0; c < nc; c++) {
 			for (int i = 0; i < iters; i++) {
@@ -439,6 +470,8 @@ int main(int argc, char **argv)
 	free(tmp);
 	if (etc)
 		etc_overlay_remove(dir, true);
+	kill(answerer, SIGTERM);
+	waitpid(answerer, NULL, 0);
 	close(sfd);
 	unlink(sock);
 	unlink(small);
