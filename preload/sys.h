@@ -112,12 +112,6 @@ static inline int pl_connect(int fd, const void *addr, socklen_t alen)
 	return (int)pl_sys3(SYS_connect, fd, (long)addr, alen);
 }
 
-/* The bytes sent, or -errno. */
-static inline long pl_sendto(int fd, const void *buf, size_t len, int flags, const void *addr, socklen_t alen)
-{
-	return pl_sys6(SYS_sendto, fd, (long)buf, (long)len, flags, (long)addr, alen);
-}
-
 static inline int pl_setsockopt_int(int fd, int level, int name, int val)
 {
 	return (int)pl_sys6(SYS_setsockopt, fd, level, name, (long)&val, sizeof(val), 0);
