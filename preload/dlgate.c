@@ -78,14 +78,29 @@ static pl_dlmopen_fn real_dlmopen_fn(void)
 static __thread char pl_dlerr[384] __attribute__((tls_model("initial-exec")));
 static __thread char pl_dlerr_pending __attribute__((tls_model("initial-exec")));
 
+/*
+ * glibc's dlerror(), found the first time it is needed.  Not with dlsym(): every
+ * dl* call that goes through glibc's _dlerror_run() (dlsym, dlinfo, dlopen)
+ * clears the error it holds, so a program's first dlerror() after a failed
+ * dlopen() or dlsym() would have answered NULL in every process that loads the
+ * preload (found by the Bochs smoke lane's follow-up: "err=(null)").  The
+ * objects after ours in the link map are searched as RTLD_NEXT would, in their
+ * hash tables; dladdr1() does not touch the error either.  dlsym() remains the
+ * fallback for a C library whose dlerror is not a plain exported function.
+ */
 static pl_dlerror_fn real_dlerror_fn(void)
 {
 	pl_dlerror_fn real = __atomic_load_n(&real_dlerror, __ATOMIC_ACQUIRE);
+	struct link_map *self = NULL;
+	Dl_info di;
 
-	if (!real) {
+	if (real)
+		return real;
+	if (dladdr1((void *)real_dlerror_fn, &di, (void **)&self, RTLD_DL_LINKMAP) != 0)
+		real = (pl_dlerror_fn)shstk_pl_next_symbol(self, "dlerror");
+	if (!real)
 		real = (pl_dlerror_fn)dlsym(RTLD_NEXT, "dlerror");
-		__atomic_store_n(&real_dlerror, real, __ATOMIC_RELEASE);
-	}
+	__atomic_store_n(&real_dlerror, real, __ATOMIC_RELEASE);
 	return real;
 }
 

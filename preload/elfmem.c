@@ -120,3 +120,79 @@ void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info 
 		shstk_pl_scan_notes((const uint8_t *)(info->dlpi_addr + ph->p_vaddr), len, ph->p_align, ret);
 	}
 }
+
+/* The GNU hash of a symbol name (the DT_GNU_HASH function, djb2). */
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+/*
+ * One object's DT_GNU_HASH lookup.  glibc rewrites the dynamic section's
+ * pointers to absolute addresses when it loads an object, except where the
+ * section is read-only (the vDSO): a value below the load address is still an
+ * offset.
+ */
+static void *object_symbol(const struct link_map *m, const char *name, uint32_t h)
+{
+	const uint32_t *gh = NULL, *buckets, *chain;
+	const ElfW(Sym) *symtab = NULL;
+	const ElfW(Half) *versym = NULL;
+	const char *strtab = NULL;
+	uint32_t nbuckets, symoffset, i;
+
+	if (!m->l_ld)
+		return NULL;
+	for (const ElfW(Dyn) *d = m->l_ld; d->d_tag != DT_NULL; d++) {
+		ElfW(Addr) v = d->d_un.d_ptr;
+
+		if (v < m->l_addr)
+			v += m->l_addr;
+		if (d->d_tag == DT_GNU_HASH)
+			gh = (const uint32_t *)v;
+		else if (d->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)v;
+		else if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)v;
+		else if (d->d_tag == DT_VERSYM)
+			versym = (const ElfW(Half) *)v;
+	}
+	if (!gh || !symtab || !strtab || gh[0] == 0)
+		return NULL;
+	nbuckets = gh[0];
+	symoffset = gh[1];
+	/* gh[2] bloom words of ElfW(Addr), then the buckets, then the chains */
+	buckets = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + gh[2]);
+	chain = buckets + nbuckets;
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return NULL;
+	for (;; i++) {
+		uint32_t h2 = chain[i - symoffset];
+		const ElfW(Sym) *s = &symtab[i];
+
+		if ((h2 | 1) == (h | 1) && s->st_shndx != SHN_UNDEF && s->st_value != 0 &&
+		    ELF64_ST_TYPE(s->st_info) == STT_FUNC && (!versym || !(versym[i] & 0x8000)) &&
+		    strcmp(strtab + s->st_name, name) == 0)
+			return (void *)(m->l_addr + s->st_value);
+		if (h2 & 1)
+			return NULL;
+	}
+}
+
+void *shstk_pl_next_symbol(const struct link_map *map, const char *name)
+{
+	uint32_t h = gnu_hash(name);
+
+	for (const struct link_map *m = map ? map->l_next : NULL; m; m = m->l_next) {
+		void *p = object_symbol(m, name, h);
+
+		if (p)
+			return p;
+	}
+	return NULL;
+}

@@ -616,6 +616,38 @@ static void test_preload_inspect_real_objects(void **state)
 	dlclose(h2);
 }
 
+/*
+ * The symbol lookup the preload's dlerror() uses instead of dlsym(): the same
+ * answers as the loader's for the objects after the main program, and no
+ * change to the error a failed dl* call left.
+ */
+static void test_preload_next_symbol_matches_loader(void **state)
+{
+	struct link_map *main_map = NULL;
+	void *self = dlopen(NULL, RTLD_NOW);
+	const char *err;
+
+	assert_non_null(self);
+	assert_int_equal(dlinfo(self, RTLD_DI_LINKMAP, &main_map), 0);
+	/* libc.so.6 defines dlerror@@GLIBC_2.34 and a hidden dlerror@GLIBC_2.2.5 */
+	assert_ptr_equal(shstk_pl_next_symbol(main_map, "dlerror"), dlsym(RTLD_DEFAULT, "dlerror"));
+	assert_ptr_equal(shstk_pl_next_symbol(main_map, "getpid"), dlsym(RTLD_DEFAULT, "getpid"));
+	assert_ptr_equal(shstk_pl_next_symbol(main_map, "_cmocka_run_group_tests"),
+			 dlsym(RTLD_DEFAULT, "_cmocka_run_group_tests"));
+	assert_null(shstk_pl_next_symbol(main_map, "shstk_no_such_symbol"));
+	assert_null(shstk_pl_next_symbol(NULL, "dlerror"));
+	/* a data object is not a function */
+	assert_null(shstk_pl_next_symbol(main_map, "environ"));
+
+	(void)dlerror();
+	assert_null(dlsym(RTLD_DEFAULT, "shstk_no_such_symbol"));
+	assert_non_null(shstk_pl_next_symbol(main_map, "dlerror"));
+	err = dlerror();
+	assert_non_null(err);
+	assert_non_null(strstr(err, "shstk_no_such_symbol"));
+	dlclose(self);
+}
+
 /* ---- events ---- */
 
 static void test_preload_event_round_trip(void **state)
@@ -689,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_preload_notes_truncated_and_hostile),
 		cmocka_unit_test(test_preload_inspect_notes_outside_segments),
 		cmocka_unit_test(test_preload_inspect_real_objects),
+		cmocka_unit_test(test_preload_next_symbol_matches_loader),
 		cmocka_unit_test(test_preload_event_round_trip),
 		cmocka_unit_test(test_preload_event_long_name_keeps_tail),
 	};

@@ -334,6 +334,22 @@ if [ "$base" = "$(grep -v '^event' <<<"$out")" ]; then pass; else
 	fail "gate changes dlopen results: '$base' vs '$out'"
 fi
 expect_not "gate, caller's search path" "$out" 'stale dlerror'
+# The first error a program reads is the one its failed call left, with the
+# preload loaded (gate off) and with the gate on: nothing the preload does
+# inside dlerror() may clear it first (it used to look glibc's dlerror() up
+# with dlsym(), which clears the error: "fail (null)").
+for first in "$W/no-such-lib.so" sym:shstk_no_such_symbol; do
+	base=$("$TP_DIR/tp-dlopen" "$first")
+	expect "first error, no preload ($first)" "$base" '^(fail|nosym) .*(cannot open|undefined symbol)'
+	out=$(SHSTK_ALLOWLIST="$W/al-other" LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "$first")
+	if [ "$out" = "$base" ]; then pass; else
+		fail "first error, gate off ($first): '$base' without the preload, '$out' with it"
+	fi
+	out=$(gate "$W/al-other" "$first" | grep -v '^event')
+	if [ "$out" = "$base" ]; then pass; else
+		fail "first error, gate on ($first): '$base' without the preload, '$out' with it"
+	fi
+done
 al_write "$W/al-refuse" --refuse-dlopen "off build-id:00" || exit 1
 out=$(gate "$W/al-refuse" "$UNM" "$MRK" "$TP_DIR/libtp-loader.so")
 expect "gate, refuse" "$out" \

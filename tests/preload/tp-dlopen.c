@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Test program: dlopen()s each argument, calls its tp_entry() when present and
- * prints the outcome or dlerror(); checks that dlerror() is then empty.
+ * prints the outcome or dlerror(); checks that dlerror() is then empty.  An
+ * argument sym:NAME looks NAME up with dlsym(RTLD_DEFAULT) instead and prints
+ * dlerror() when it is missing.  dlerror() is never called before the first
+ * outcome, so a first error that something cleared shows as "(null)".
  * With TP_DLOPEN_WAIT=FILE it first prints "waiting" and waits (up to 60 s)
  * for FILE to exist, so that a test can change the world between the
  * preload's start-up and the dlopen()s.
@@ -9,6 +12,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,9 +31,17 @@ int main(int argc, char **argv)
 	}
 
 	for (int i = 1; i < argc; i++) {
-		void *h = dlopen(argv[i], RTLD_NOW);
+		void *h;
 		int (*entry)(void);
 
+		if (strncmp(argv[i], "sym:", 4) == 0) {
+			if (dlsym(RTLD_DEFAULT, argv[i] + 4))
+				printf("sym %s\n", argv[i] + 4);
+			else
+				printf("nosym %s\n", dlerror());
+			continue;
+		}
+		h = dlopen(argv[i], RTLD_NOW);
 		if (!h) {
 			printf("fail %s\n", dlerror());
 			failed++;
