@@ -4,8 +4,8 @@
  * side by side without a preload, with LD_PRELOAD of an empty library, and with
  * libshstk_preload.so without an allowlist and over a small and a 100 000-entry
  * allowlist (with and without a daemon socket listening).  Conditions take
- * turns exec by exec so that drift and bursts of other load hit all of them
- * alike; the median round is reported, and the median of the paired per-exec
+ * turns exec by exec, in an order that rotates, so that drift, bursts of other
+ * load and the daemon's work after an announcement hit all of them alike; the median round is reported, and the median of the paired per-exec
  * CPU differences, which is what survives a loaded machine.  --compare OLD runs the same preload conditions with a
  * second build of the library in the same rounds, so that a change is measured
  * before and after under the same load.  Prints, asserts nothing: performance
@@ -142,7 +142,8 @@ static double paired_cpu_diff(const struct cond *a, const struct cond *b, size_t
 	return median(tmp, n);
 }
 
-static int write_allowlist(const char *path, const struct shstk_al_key *prog_key, size_t n)
+static int write_allowlist(const char *path, const struct shstk_al_key *prog_key, uint8_t decision,
+			   size_t n)
 {
 	struct shstk_al_header_params hp = { .generation = 1 };
 	struct shstk_al_entry *e = calloc(n, sizeof(*e));
@@ -165,13 +166,14 @@ static int write_allowlist(const char *path, const struct shstk_al_key *prog_key
 		e[i].decision = (uint8_t)(i % 3);
 	}
 	/*
-	 * The program itself is listed (audit): the lookup hits, the enabling is
-	 * tried and the start is announced.  Without prog_key it is not listed:
+	 * The program itself is listed (audit, or enforce): the lookup hits, the
+	 * enabling is tried and the start is announced (and, for audit, the
+	 * answer waited for).  Without prog_key it is not listed:
 	 * what nearly every exec on a real system meets.
 	 */
 	if (prog_key) {
 		e[n - 1].key = *prog_key;
-		e[n - 1].decision = SHSTK_DECISION_AUDIT;
+		e[n - 1].decision = decision;
 	}
 	r = shstk_allowlist_write(path, &hp, e, n, &err);
 	if (r < 0)
@@ -269,10 +271,14 @@ fail:
 
 /* The preload's conditions for one build of the library, appended to conds. */
 static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label, char *e_pre,
-				char *const e_al[4], char *e_nosock, char *e_sock)
+				char *const e_al[5], char *e_nosock, char *e_sock)
 {
 	static const char *const what[] = { "no allowlist", "10-entry allowlist", "100000 entries",
-					    "100000 + daemon socket", "100000 unlisted + daemon" };
+					    "100000 + daemon socket", "100000 unlisted + daemon",
+					    "100000 unlisted, no socket", "100000 enforce + daemon" };
+	/* which allowlist of e_al, and whether the daemon's socket is there */
+	static const int al[] = { 0, 1, 2, 2, 3, 3, 4 };
+	static const bool so[] = { false, false, false, true, true, false, true };
 
 	for (size_t i = 0; i < ELEMENTSOF(what); i++) {
 		struct cond *c = &conds[nc + i];
@@ -280,8 +286,8 @@ static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label
 		snprintf(c->name, sizeof(c->name), "%s, %s", label, what[i]);
 		c->env[0] = (char *)"PATH=/usr/bin:/bin";
 		c->env[1] = e_pre;
-		c->env[2] = e_al[i < 2 ? i : i == 4 ? 3 : 2];
-		c->env[3] = i >= 3 ? e_sock : e_nosock;
+		c->env[2] = e_al[al[i]];
+		c->env[3] = so[i] ? e_sock : e_nosock;
 		c->env[4] = NULL;
 	}
 	return nc + ELEMENTSOF(what);
@@ -290,8 +296,8 @@ static size_t add_preload_conds(struct cond *conds, size_t nc, const char *label
 int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/shstk-preload-bench.XXXXXX";
-	char missing[64], small[64], large[64], unlisted[64], sock[64];
-	char e_missing[96], e_small[96], e_large[96], e_unlisted[96];
+	char missing[64], small[64], large[64], unlisted[64], enforce[64], sock[64];
+	char e_missing[96], e_small[96], e_large[96], e_unlisted[96], e_enforce[96];
 	char e_sock[96], e_nosock[96], e_pre[4200], e_old[4200], e_empty[4200];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct shstk_al_key key;
@@ -333,8 +339,11 @@ int main(int argc, char **argv)
 	snprintf(large, sizeof(large), "%s/large", dir);
 	snprintf(unlisted, sizeof(unlisted), "%s/unlisted", dir);
 	snprintf(sock, sizeof(sock), "%s/events", dir);
-	if (write_allowlist(small, &key, 10) < 0 || write_allowlist(large, &key, 100000) < 0 ||
-	    write_allowlist(unlisted, NULL, 100000) < 0)
+	snprintf(enforce, sizeof(enforce), "%s/enforce", dir);
+	if (write_allowlist(small, &key, SHSTK_DECISION_AUDIT, 10) < 0 ||
+	    write_allowlist(large, &key, SHSTK_DECISION_AUDIT, 100000) < 0 ||
+	    write_allowlist(unlisted, NULL, 0, 100000) < 0 ||
+	    write_allowlist(enforce, &key, SHSTK_DECISION_ENFORCE, 100000) < 0)
 		return 1;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
 	sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -357,8 +366,9 @@ int main(int argc, char **argv)
 	snprintf(e_sock, sizeof(e_sock), "SHSTK_EVENTS_SOCKET=%s", sock);
 	snprintf(e_nosock, sizeof(e_nosock), "SHSTK_EVENTS_SOCKET=%s/no-daemon", dir);
 
-	char *const e_al[4] = { e_missing, e_small, e_large, e_unlisted };
-	struct cond conds[16] = {
+	snprintf(e_enforce, sizeof(e_enforce), "SHSTK_ALLOWLIST=%s", enforce);
+	char *const e_al[5] = { e_missing, e_small, e_large, e_unlisted, e_enforce };
+	struct cond conds[24] = {
 		{ .name = "no preload", .env = { "PATH=/usr/bin:/bin", NULL } },
 		{ .name = "LD_PRELOAD empty library", .env = { "PATH=/usr/bin:/bin", e_empty, NULL } },
 	};
@@ -404,14 +414,41 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < 20; k++) /* warm up */
 			run_one(prog, &conds[c], k);
 	}
-	/* Conditions take turns exec by exec: a burst of other load hits them all alike. */
+	/*
+	 * Conditions take turns exec by exec: a burst of other load hits them all
+	 * alike.  Each slot runs them in a new random order (fixed seed), so that
+	 * each condition follows each other one equally often: the exec after an
+	 * announcing one runs while the daemon answers on the other CPU, and with
+	 * a fixed order that cost landed on whichever condition came next
+	 * ("100000 unlisted + daemon": +53 us over the empty library when it
+	 * followed the announcing condition, -2 us when it came first).
+	 */
+	size_t order[ELEMENTSOF(conds)];
+	uint64_t rnd = 0x2545f4914f6cdd1dull;
+
 	for (int r = 0; r < rounds; r++) {
-		for (int i = 0; i < iters; i++)
-			for (size_t c = 0; c < nc; c++) {
+		for (int i = 0; i < iters; i++) {
+			for (size_t j = 0; j < nc; j++)
+				order[j] = j;
+			for (size_t j = nc - 1; j > 0; j--) {
+				size_t t, x;
+
+				rnd ^= rnd << 13;
+				rnd ^= rnd >> 7;
+				rnd ^= rnd << 17;
+				x = (size_t)(rnd % (j + 1));
+				t = order[j];
+				order[j] = order[x];
+				order[x] = t;
+			}
+			for (size_t j = 0; j < nc; j++) {
+				size_t c = order[j];
+
 				if (etc && conds[c].etc_preload != etc_cur)
 					etc_preload_set(etc_cur = conds[c].etc_preload);
 				run_one(prog, &conds[c], (size_t)r * (size_t)iters + (size_t)i);
 			}
+		}
 		for (size_t c = 0; c < nc; c++) {
 			for (int i = 0; i < iters; i++) {
 				conds[c].per_round[r] += conds[c].wall_exec[(size_t)r * (size_t)iters + (size_t)i] / iters;
@@ -476,6 +513,8 @@ int main(int argc, char **argv)
 	unlink(sock);
 	unlink(small);
 	unlink(large);
+	unlink(unlisted);
+	unlink(enforce);
 	rmdir(dir);
 	return 0;
 }
