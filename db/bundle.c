@@ -342,7 +342,7 @@ static int count_section(struct shstk_db *db, const char *json, const char *sect
 /* @sql over keys [0, n) of a staged section, a transaction per batch. */
 static int exec_batches(struct shstk_db *db, const char *sql, uint64_t n, uint64_t *ret_changes)
 {
-	uint64_t changes;
+	uint64_t changes = 0;
 	bool own;
 	int r = 0;
 

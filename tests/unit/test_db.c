@@ -706,7 +706,7 @@ static void test_db_foreign_refused(void **state)
 	};
 	struct shstk_db *db = NULL;
 	char path[4096], wal[4200], *before, *after;
-	size_t n_before, n_after;
+	size_t n_before = 0, n_after = 0;
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/foreign.db", tmpdir);
