@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "filepolicy.h"
 #include "identity.h"
 #include "publish.h"
 #include "util.h"
@@ -114,6 +115,19 @@ int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const c
 	if (e.n_bad)
 		shstk_err_set(err, "left out %u decision%s whose identity is no allowlist key, the first \"%s\"",
 			      e.n_bad, e.n_bad == 1 ? "" : "s", e.bad);
+	/* After the allowlist, which stays the reference: a file that cannot
+	 * take its attribute leaves that file to the preload alone. */
+	if (p->file_policy) {
+		struct shstk_filepolicy_stats fst;
+
+		r = shstk_filepolicy_sync(db, &fst);
+		if (r < 0)
+			return r;
+		if (fst.failed && !e.n_bad)
+			shstk_err_set(err, "could not write %s on %u file%s, the first %s: %s", SHSTK_FILEPOLICY_XATTR,
+				      fst.failed, fst.failed == 1 ? "" : "s", fst.first_path, strerror(-fst.first_error));
+		e.n_bad += fst.failed;
+	}
 	return (int)(e.n_bad > INT_MAX ? INT_MAX : e.n_bad);
 }
 

@@ -29,13 +29,16 @@
 #define SHSTK_PUBLISH_META_GENERATION "allowlist.generation"
 
 /*
- * Writes the allowlist at @path from the decisions table.  The generation is
+ * Writes the allowlist at @path from the decisions table, and with the
+ * policy's file-policy = yes the trusted.shstk attributes (filepolicy.h).
+ * The generation is
  * one above the larger of the last one recorded in the database and the one
  * of the file already at @path (so it increases even if either was lost);
  * header stage and flags come from @p.  On success the new generation is
  * stored in meta and returned in *ret_generation (may be NULL).
  * Returns the number of decisions left out because their identity is no
- * allowlist key (0 normally; the first is named in @err), or -errno.
+ * allowlist key or, with file-policy, their file's attribute could not be
+ * written (0 normally; the first is named in @err), or -errno.
  */
 int shstk_publish_err(struct shstk_db *db, const struct shstk_policy *p, const char *path, uint64_t *ret_generation,
 		      struct shstk_err *err);

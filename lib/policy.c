@@ -126,6 +126,7 @@ struct shstk_policy *shstk_policy_default(void)
 	p->stage = SHSTK_STAGE_AUDIT;
 	p->dlopen_unmarked = SHSTK_DLOPEN_ALLOW_AND_REPORT;
 	p->test_overrides = false;
+	p->file_policy = false;
 	p->clean_runs = 20;
 	p->distinct_days = 7;
 	/* policies/README.md, "Diverse evidence", says why these. */
@@ -180,6 +181,7 @@ enum key_id {
 	K_STAGE,
 	K_DLOPEN,
 	K_TEST_OVERRIDES,
+	K_FILE_POLICY,
 	K_CLEAN_RUNS,
 	K_DISTINCT_DAYS,
 	K_UNCONFIRMED,
@@ -207,6 +209,7 @@ static const struct key_def {
 	[K_STAGE] = { SECT_POLICY, "stage" },
 	[K_DLOPEN] = { SECT_POLICY, "dlopen-unmarked" },
 	[K_TEST_OVERRIDES] = { SECT_POLICY, "test-overrides" },
+	[K_FILE_POLICY] = { SECT_POLICY, "file-policy" },
 	[K_CLEAN_RUNS] = { SECT_PROMOTION, "clean-runs" },
 	[K_DISTINCT_DAYS] = { SECT_PROMOTION, "distinct-days" },
 	[K_UNCONFIRMED] = { SECT_PROMOTION, "unconfirmed-violations" },
@@ -659,6 +662,9 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 	case K_TEST_OVERRIDES:
 		(void)parse_bool(c, col, key, v, &p->test_overrides);
 		break;
+	case K_FILE_POLICY:
+		(void)parse_bool(c, col, key, v, &p->file_policy);
+		break;
 	case K_CLEAN_RUNS:
 		(void)parse_uint(c, col, key, v, 1, 1000000, &p->clean_runs);
 		c->runs_line = c->lineno;
@@ -1042,6 +1048,9 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	fprintf(f, "stage = %s\n", stage_names[p->stage]);
 	fprintf(f, "dlopen-unmarked = %s\n", dlopen_names[p->dlopen_unmarked]);
 	fprintf(f, "test-overrides = %s\n", p->test_overrides ? "yes" : "no");
+	/* Only when on: every printed policy before the key existed stays the same. */
+	if (p->file_policy)
+		fprintf(f, "file-policy = yes\n");
 	fprintf(f, "\n[promotion]\n");
 	fprintf(f, "clean-runs = %u\n", p->clean_runs);
 	fprintf(f, "distinct-days = %u\n", p->distinct_days);

@@ -92,6 +92,7 @@ struct shstk_policy {
 	enum shstk_stage stage;
 	enum shstk_dlopen_policy dlopen_unmarked;
 	bool test_overrides;
+	bool file_policy;       /* publishing also writes trusted.shstk (engine/filepolicy.h) */
 	unsigned clean_runs;    /* clean audit runs needed to promote to verified */
 	unsigned distinct_days; /* ... spread over at least this many distinct days */
 	enum shstk_unconfirmed_policy unconfirmed; /* what an unconfirmed violation does */
