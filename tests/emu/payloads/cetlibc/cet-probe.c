@@ -19,7 +19,8 @@ static void status(const char *when)
 	FILE *f = fopen("/proc/self/status", "re");
 
 	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "x86_Thread_features", 19) == 0)
+		if (strncmp(line, "x86_Thread_features", 19) == 0 ||
+		    strncmp(line, "x86_Thread_shstk_policy", 23) == 0)
 			printf("%s: %s", when, line);
 	if (f)
 		fclose(f);
