@@ -12,6 +12,7 @@ writes this form at build time.  Columns, tab separated, '-' for none
 (a header line starts with '#'):
   name binary enforce audit fault_object refuse_dlopen enforce_match
   refuse_dlopen_match files(comma separated) compatible(yes|no) fault
+  cet_enforce cet_match
 (new columns are only ever appended)
 """
 import json
@@ -21,9 +22,9 @@ import sys
 ENFORCE = {"ok", "cperr"}
 AUDIT = {"ok", "ok-with-violation"}
 REQUIRED = ["name", "binary", "files", "compatible", "enforce", "audit", "fault", "fault_object",
-            "enforce_match", "marking", "risks", "static", "why"]
+            "enforce_match", "marking", "risks", "static", "why", "cet_enforce", "cet_match"]
 COLUMNS = ["name", "binary", "enforce", "audit", "fault_object", "refuse_dlopen", "enforce_match",
-           "refuse_dlopen_match", "files", "compatible", "fault"]
+           "refuse_dlopen_match", "files", "compatible", "fault", "cet_enforce", "cet_match"]
 
 
 def fail(msg):
@@ -50,6 +51,11 @@ def load(path):
         names.add(s["name"])
         if s["enforce"] not in ENFORCE or s["audit"] not in AUDIT:
             fail("%s: enforce %r / audit %r" % (where, s["enforce"], s["audit"]))
+        if s["cet_enforce"] not in ENFORCE:
+            fail("%s: cet_enforce %r" % (where, s["cet_enforce"]))
+        # A C library with CET support only ever makes more code compatible.
+        if s["compatible"] and s["cet_enforce"] != "ok":
+            fail("%s: compatible, but cet_enforce %r" % (where, s["cet_enforce"]))
         if "refuse_dlopen" in s and s["refuse_dlopen"] not in ENFORCE:
             fail("%s: refuse_dlopen %r" % (where, s["refuse_dlopen"]))
         # The verdicts must agree with each other, or a runner would check nonsense.
@@ -60,7 +66,7 @@ def load(path):
         for k in ("binary", "fault_object"):
             if s[k] is not None and ("/" in s[k] or "\t" in s[k]):
                 fail("%s: %s must be a file name" % (where, k))
-        for k in ("enforce_match", "refuse_dlopen_match", "why", "fault"):
+        for k in ("enforce_match", "refuse_dlopen_match", "why", "fault", "cet_match"):
             if "\t" in (s.get(k) or "") or "\n" in (s.get(k) or ""):
                 fail("%s: %s has a tab or newline" % (where, k))
     if not names:
