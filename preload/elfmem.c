@@ -131,27 +131,61 @@ static uint32_t gnu_hash(const char *s)
 	return h;
 }
 
-/*
- * One object's DT_GNU_HASH lookup.  glibc rewrites the dynamic section's
- * pointers to absolute addresses when it loads an object, except where the
- * section is read-only (the vDSO): a value below the load address is still an
- * offset.
- */
-static void *object_symbol(const struct link_map *m, const char *name, uint32_t h)
+/* PT_DYNAMIC of the object mapped at l_addr with its dynamic section at l_ld. */
+struct dyn_query {
+	const struct link_map *m;
+	bool found, writable;
+};
+
+static int dyn_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
+	struct dyn_query *q = data;
+
+	(void)size;
+	if (info->dlpi_addr != q->m->l_addr)
+		return 0;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC && info->dlpi_addr + ph->p_vaddr == (ElfW(Addr))q->m->l_ld) {
+			q->found = true;
+			q->writable = (ph->p_flags & PF_W) != 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One object's DT_GNU_HASH lookup: 1 and *ret if it defines NAME as a plain
+ * function of its default version, 0 if it does not define NAME, -1 if this
+ * code cannot tell (no GNU hash table, or NAME defined in a form it does not
+ * resolve: an IFUNC, an untyped or absolute symbol), when the caller must
+ * ask dlsym() instead of passing the object over.  glibc rewrites the
+ * dynamic section's pointers to absolute addresses when it loads an object
+ * at a non-zero l_addr, unless the section is read-only (the vDSO, some
+ * linker layouts): its own rule (elf_get_dynamic_info()), not a guess from
+ * the values, which fails for an l_addr that wraps below zero.
+ */
+static int object_symbol(const struct link_map *m, const char *name, uint32_t h, void **ret)
+{
+	struct dyn_query q = { .m = m };
 	const uint32_t *gh = NULL, *buckets, *chain;
 	const ElfW(Sym) *symtab = NULL;
 	const ElfW(Half) *versym = NULL;
 	const char *strtab = NULL;
 	uint32_t nbuckets, symoffset, i;
+	bool relocated;
 
 	if (!m->l_ld)
-		return NULL;
+		return -1;
+	dl_iterate_phdr(dyn_cb, &q);
+	if (!q.found)
+		return -1;
+	relocated = m->l_addr != 0 && q.writable;
 	for (const ElfW(Dyn) *d = m->l_ld; d->d_tag != DT_NULL; d++) {
-		ElfW(Addr) v = d->d_un.d_ptr;
+		ElfW(Addr) v = d->d_un.d_ptr + (relocated ? 0 : m->l_addr);
 
-		if (v < m->l_addr)
-			v += m->l_addr;
 		if (d->d_tag == DT_GNU_HASH)
 			gh = (const uint32_t *)v;
 		else if (d->d_tag == DT_SYMTAB)
@@ -161,26 +195,31 @@ static void *object_symbol(const struct link_map *m, const char *name, uint32_t 
 		else if (d->d_tag == DT_VERSYM)
 			versym = (const ElfW(Half) *)v;
 	}
-	if (!gh || !symtab || !strtab || gh[0] == 0)
-		return NULL;
+	if (!gh || !symtab || !strtab)
+		return -1;
 	nbuckets = gh[0];
 	symoffset = gh[1];
+	if (nbuckets == 0)
+		return 0;
 	/* gh[2] bloom words of ElfW(Addr), then the buckets, then the chains */
 	buckets = (const uint32_t *)((const ElfW(Addr) *)&gh[4] + gh[2]);
 	chain = buckets + nbuckets;
 	i = buckets[h % nbuckets];
 	if (i < symoffset)
-		return NULL;
+		return 0;
 	for (;; i++) {
 		uint32_t h2 = chain[i - symoffset];
 		const ElfW(Sym) *s = &symtab[i];
 
-		if ((h2 | 1) == (h | 1) && s->st_shndx != SHN_UNDEF && s->st_value != 0 &&
-		    ELF64_ST_TYPE(s->st_info) == STT_FUNC && (!versym || !(versym[i] & 0x8000)) &&
-		    strcmp(strtab + s->st_name, name) == 0)
-			return (void *)(m->l_addr + s->st_value);
+		if ((h2 | 1) == (h | 1) && s->st_shndx != SHN_UNDEF && (!versym || !(versym[i] & 0x8000)) &&
+		    strcmp(strtab + s->st_name, name) == 0) {
+			if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_ABS || s->st_value == 0)
+				return -1;
+			*ret = (void *)(m->l_addr + s->st_value);
+			return 1;
+		}
 		if (h2 & 1)
-			return NULL;
+			return 0;
 	}
 }
 
@@ -189,10 +228,11 @@ void *shstk_pl_next_symbol(const struct link_map *map, const char *name)
 	uint32_t h = gnu_hash(name);
 
 	for (const struct link_map *m = map ? map->l_next : NULL; m; m = m->l_next) {
-		void *p = object_symbol(m, name, h);
+		void *p = NULL;
+		int r = object_symbol(m, name, h, &p);
 
-		if (p)
-			return p;
+		if (r != 0)
+			return r > 0 ? p : NULL;
 	}
 	return NULL;
 }

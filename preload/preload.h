@@ -109,10 +109,13 @@ struct shstk_pl_obj_info {
 void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shstk_pl_obj_info *info);
 
 /*
- * The address of the first defined function NAME in the objects that follow
- * MAP in the link map (the order RTLD_NEXT searches for a preload), found in
- * their GNU hash tables: unlike dlsym(), this never touches glibc's dlerror()
- * state.  Hidden (non-default) versions and IFUNCs are skipped; NULL if none.
+ * The address of the first definition of the function NAME in the objects
+ * that follow MAP in the link map (the order RTLD_NEXT searches for a
+ * preload), found in their GNU hash tables: unlike dlsym(), this never
+ * touches glibc's dlerror() state.  Hidden (non-default) versions are passed
+ * over.  NULL if there is none, or if an object on the way cannot be read
+ * this way (no DT_GNU_HASH; NAME an IFUNC, untyped or absolute): the caller
+ * then asks dlsym().
  */
 struct link_map;
 void *shstk_pl_next_symbol(const struct link_map *map, const char *name);

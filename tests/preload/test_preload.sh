@@ -339,7 +339,14 @@ expect_not "gate, caller's search path" "$out" 'stale dlerror'
 # inside dlerror() may clear it first (it used to look glibc's dlerror() up
 # with dlsym(), which clears the error: "fail (null)").
 for first in "$W/no-such-lib.so" sym:shstk_no_such_symbol; do
+	# tp-dlopen-highbase: a library whose l_addr wraps below zero sits
+	# between the preload and libc (the lookup once crashed on it)
 	base=$("$TP_DIR/tp-dlopen" "$first")
+	hb=$("$TP_DIR/tp-dlopen-highbase" "$first" 2>&1)
+	out=$(SHSTK_ALLOWLIST="$W/al-other" LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen-highbase" "$first" 2>&1)
+	if [ "$out" = "$hb" ]; then pass; else
+		fail "first error, high-based library ($first): '$hb' without the preload, '$out' with it"
+	fi
 	expect "first error, no preload ($first)" "$base" '^(fail|nosym) .*(cannot open|undefined symbol)'
 	out=$(SHSTK_ALLOWLIST="$W/al-other" LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "$first")
 	if [ "$out" = "$base" ]; then pass; else

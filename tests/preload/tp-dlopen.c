@@ -16,11 +16,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef TP_HIGHBASE
+int tp_highbase(void); /* tp-highbase.c: keeps the library in the link map */
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *wait = getenv("TP_DLOPEN_WAIT");
 	int failed = 0;
 
+#ifdef TP_HIGHBASE
+	if (tp_highbase() != 1)
+		return 99;
+#endif
 	if (wait) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
