@@ -4,10 +4,12 @@
  * side by side without a preload, with LD_PRELOAD of an empty library, and with
  * libshstk_preload.so without an allowlist and over a small and a 100 000-entry
  * allowlist (with and without a daemon socket listening).  Conditions take
- * turns exec by exec, in an order that rotates, so that drift, bursts of other
- * load and the daemon's work after an announcement hit all of them alike; the median round is reported, and the median of the paired per-exec
- * CPU differences, which is what survives a loaded machine.  --compare OLD runs the same preload conditions with a
- * second build of the library in the same rounds, so that a change is measured
+ * turns exec by exec, in a new random order each slot, so that drift, bursts
+ * of other load and the daemon's work after an announcement hit all of them
+ * alike; the median round is reported, and the median of the paired per-exec
+ * CPU differences, which is what survives a loaded machine.  --compare OLD
+ * runs the same preload conditions with a second build of the library in the
+ * same rounds, so that a change is measured
  * before and after under the same load.  Prints, asserts nothing: performance
  * is read, not tested.
  *
