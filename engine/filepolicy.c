@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "filepolicy.h"
+#include "publish.h"
 #include "util.h"
 
 const char *shstk_filepolicy_value(enum shstk_decision d)
@@ -108,8 +109,8 @@ static int item_cb(const struct shstk_db_decision *d, void *ud)
 	struct item *v;
 	int decision;
 
-	/* What the allowlist lists (publish.c): ineligible only with an override. */
-	if (d->state && strcmp(d->state, shstk_state_name(SHSTK_STATE_INELIGIBLE)) == 0 && !d->override)
+	/* Exactly what the allowlist lists: the kernel and the preload must agree. */
+	if (!shstk_publish_lists(d))
 		return 0;
 	/* An imported decision has no local file. */
 	if (d->object <= 0)

@@ -53,7 +53,8 @@ struct shstk_filepolicy_stats {
 
 /*
  * shstk_filepolicy_apply() for the file of every decision the allowlist
- * lists (publish.h: ineligible binaries only when an override names them).
+ * lists (shstk_publish_lists(): ineligible binaries only when an override
+ * names them).
  * A file that fails or is stale is counted, not fatal.  Returns 0, or
  * -errno if the database could not be read.
  */

@@ -21,14 +21,20 @@ struct entries {
 	char bad[128];     /* the first of them */
 };
 
+bool shstk_publish_lists(const struct shstk_db_decision *d)
+{
+	if (!d)
+		return false;
+	return !(d->state && strcmp(d->state, shstk_state_name(SHSTK_STATE_INELIGIBLE)) == 0 && !d->override);
+}
+
 static int entry_cb(const struct shstk_db_decision *d, void *ud)
 {
 	struct entries *e = ud;
 	struct shstk_al_entry *v;
 	int decision;
 
-	/* publish.h: ineligible binaries are listed only when an override names them. */
-	if (d->state && strcmp(d->state, shstk_state_name(SHSTK_STATE_INELIGIBLE)) == 0 && !d->override)
+	if (!shstk_publish_lists(d))
 		return 0;
 	decision = shstk_decision_from_string(d->decision);
 	if (decision < 0)

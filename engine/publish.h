@@ -25,6 +25,14 @@
 #include "db.h"
 #include "policy.h"
 
+/*
+ * Whether the allowlist lists @d (the rule above): every decision except an
+ * ineligible one no override names.  The one rule for everything derived
+ * from the published set, so the trusted.shstk attributes (filepolicy.c)
+ * can never cover a different set of binaries than the allowlist.
+ */
+bool shstk_publish_lists(const struct shstk_db_decision *d);
+
 /* meta key holding the last generation published. */
 #define SHSTK_PUBLISH_META_GENERATION "allowlist.generation"
 

@@ -167,7 +167,7 @@ static void test_filepolicy_sync_follows_decisions(void **state)
 	struct shstk_db *db;
 	struct shstk_filepolicy_stats st;
 	char q[512], a[512], i[512], r[512];
-	int64_t qid;
+	int64_t qid, iid;
 
 	snprintf(q, sizeof(q), "%s", fx_path("quarantined"));
 	snprintf(a, sizeof(a), "%s", fx_path("audited"));
@@ -178,7 +178,7 @@ static void test_filepolicy_sync_follows_decisions(void **state)
 	db = fx_open();
 	qid = add_decided(db, q, "a1", "quarantined", "off", false);
 	add_decided(db, a, "a2", "auditing", "audit", false);
-	add_decided(db, i, "a3", "ineligible", "off", false);
+	iid = add_decided(db, i, "a3", "ineligible", "off", false);
 	add_decided(db, r, "a4", "quarantined", "off", true);
 
 	assert_int_equal(shstk_filepolicy_sync(db, &st), 0);
@@ -199,6 +199,27 @@ static void test_filepolicy_sync_follows_decisions(void **state)
 	assert_int_equal(st.unchanged, 1);
 	assert_string_equal(value_of(q), "");
 	assert_string_equal(value_of(a), "audit");
+
+	/* An override naming the ineligible binary lists it (publish.h), so
+	 * it gets its attribute too: the allowlist's rule, not a copy of it. */
+	{
+		struct shstk_db_decision d;
+		int64_t oid;
+
+		assert_int_equal(shstk_db_override_add(db,
+						       &(struct shstk_db_override){ .match = "path", .value = i,
+										    .action = "deny", .reason = "r",
+										    .uid = -1 },
+						       &oid),
+				 0);
+		d = (struct shstk_db_decision){ .identity = "build-id:a3", .object = iid, .path = i,
+						.state = "ineligible", .decision = "off", .since_us = FX_T0,
+						.reason = "test", .override = oid };
+		assert_int_equal(shstk_db_decision_put(db, &d), 0);
+	}
+	assert_int_equal(shstk_filepolicy_sync(db, &st), 0);
+	assert_int_equal(st.set, 1);
+	assert_string_equal(value_of(i), "off");
 	shstk_db_close(db);
 }
 

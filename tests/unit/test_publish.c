@@ -112,6 +112,28 @@ static void test_publish_file_valid(void **state)
 	shstk_db_close(db);
 }
 
+/* The one listing rule both the allowlist and trusted.shstk follow. */
+static void test_publish_lists_rule(void **state)
+{
+	struct shstk_db_decision d = { .identity = "build-id:e0e0", .decision = "off" };
+
+	(void)state;
+	assert_false(shstk_publish_lists(NULL));
+	d.state = shstk_state_name(SHSTK_STATE_INELIGIBLE);
+	assert_false(shstk_publish_lists(&d));
+	d.override = 7;
+	assert_true(shstk_publish_lists(&d));
+	d.override = 0;
+	d.state = shstk_state_name(SHSTK_STATE_QUARANTINED);
+	assert_true(shstk_publish_lists(&d));
+	d.state = shstk_state_name(SHSTK_STATE_CANDIDATE);
+	d.decision = "audit";
+	assert_true(shstk_publish_lists(&d));
+	/* No state at all is not "ineligible": listed, as before the rule was shared. */
+	d.state = NULL;
+	assert_true(shstk_publish_lists(&d));
+}
+
 static void test_publish_generation_increments(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_AUDIT);
@@ -418,6 +440,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_publish_file_valid, fx_setup, fx_teardown),
+		cmocka_unit_test(test_publish_lists_rule),
 		cmocka_unit_test_setup_teardown(test_publish_generation_increments, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_publish_bad_identity_left_out, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_publish_atomic_under_reader, fx_setup, fx_teardown),
