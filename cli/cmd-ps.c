@@ -41,6 +41,11 @@ static void help(void)
 	      "  LOCKED     x86_Thread_features_locked\n"
 	      "  VIOL       x86_Thread_shstk_violations (this project's kernel patches):\n"
 	      "             violations survived in audit mode\n"
+	      "  FILEPOL    x86_Thread_shstk_policy (kernel patch 0008): the per-program\n"
+	      "             policy (off, audit, enforce) the kernel applied at exec from\n"
+	      "             the executable's trusted.shstk, whatever the C library asks;\n"
+	      "             '-' when it applied none (no attribute, a kernel without the\n"
+	      "             patch, or a reader who may not see it)\n"
 	      "Other users' executables are readable only by root; their columns say '?'.\n"
 	      "\n"
 	      "Options:\n"
@@ -66,6 +71,7 @@ struct proc {
 	char marking[24];
 	char decision[16];
 	char enabled[64], locked[64], violations[24];
+	char file_policy[16];
 };
 
 /* A field as shown: "n/a" for a line the kernel does not show, "-" for
@@ -88,6 +94,9 @@ static void status_fields(long pid, struct proc *p)
 		snprintf(p->violations, sizeof(p->violations), "%" PRIi64, st.violations);
 	else
 		show(p->violations, sizeof(p->violations), false, "");
+	/* Absent for a program without a policy as much as on a kernel
+	 * without patch 0008: '-' either way, never 'n/a'. */
+	show(p->file_policy, sizeof(p->file_policy), true, st.file_policy);
 }
 
 static const char *decision_of(const struct shstk_allowlist *al, const struct shstk_elf_info *info,
@@ -160,8 +169,8 @@ static void print(const struct proc *p, struct json *j)
 		/* A process names itself (its executable's path included): escaped. */
 		struct shstkctl_strpool esc = {};
 
-		printf("%7ld  %-10s %-12s %-10s %-8s %-5s %s\n", p->pid, p->marking, p->decision, p->enabled, p->locked,
-		       p->violations, shstkctl_esc(&esc, p->exe));
+		printf("%7ld  %-10s %-12s %-10s %-8s %-5s %-7s %s\n", p->pid, p->marking, p->decision, p->enabled,
+		       p->locked, p->violations, p->file_policy, shstkctl_esc(&esc, p->exe));
 		shstkctl_strpool_free(&esc);
 		return;
 	}
@@ -174,6 +183,7 @@ static void print(const struct proc *p, struct json *j)
 	json_kv_string(j, "enabled", p->enabled);
 	json_kv_string(j, "locked", p->locked);
 	json_kv_string(j, "violations", p->violations);
+	json_kv_string(j, "file_policy", p->file_policy);
 	json_object_close(j);
 }
 
@@ -280,8 +290,8 @@ int cmd_ps(int argc, char **argv, struct shstkctl *ctl)
 		json_begin(&j, stdout);
 		json_array_open(&j);
 	} else {
-		printf("%7s  %-10s %-12s %-10s %-8s %-5s %s\n", "PID", "MARKING", "DECISION", "ENABLED", "LOCKED", "VIOL",
-		       "EXE");
+		printf("%7s  %-10s %-12s %-10s %-8s %-5s %-7s %s\n", "PID", "MARKING", "DECISION", "ENABLED", "LOCKED",
+		       "VIOL", "FILEPOL", "EXE");
 	}
 	r = list(only, have_al ? &al : NULL, fmt == SHSTKCTL_FORMAT_JSON ? &j : NULL);
 	if (fmt == SHSTKCTL_FORMAT_JSON) {

@@ -80,6 +80,8 @@ static void parse_line(const char *line, size_t n, struct shstk_proc_status *st)
 	} else if (is_key(line, keylen, "x86_Thread_shstk_violations")) {
 		if (parse_number(v, vn, INT64_MAX, &x))
 			st->violations = x;
+	} else if (is_key(line, keylen, "x86_Thread_shstk_policy")) {
+		copy_value(st->file_policy, sizeof(st->file_policy), v, vn);
 	}
 }
 

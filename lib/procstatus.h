@@ -5,7 +5,9 @@
  * 6.6, arch/x86/kernel/cpu/proc.c arch_proc_pid_thread_features()), whether
  * it is locked (x86_Thread_features_locked:), the violations it took in
  * audit mode (x86_Thread_shstk_violations:, this project's kernel patch
- * 0003), and the Name:, Tgid: and Uid: the callers name a process by.
+ * 0003), the per-program policy the kernel applied at exec from the file's
+ * trusted.shstk (x86_Thread_shstk_policy:, patch 0008), and the Name:,
+ * Tgid: and Uid: the callers name a process by.
  */
 #ifndef SHSTK_PROCSTATUS_H
 #define SHSTK_PROCSTATUS_H
@@ -24,6 +26,10 @@ struct shstk_proc_status {
 	bool has_locked;
 	char locked[128];    /* x86_Thread_features_locked: */
 	int64_t violations;  /* x86_Thread_shstk_violations:, -1 if absent */
+	/* x86_Thread_shstk_policy: "off", "audit", "enforce"; "" if absent,
+	 * which it is for a program without one, on a kernel without patch
+	 * 0008, and to a reader that may not see the violation count */
+	char file_policy[16];
 };
 
 /*

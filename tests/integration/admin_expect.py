@@ -600,10 +600,15 @@ def ps_expect(model, pid, exe):
             "decision": model["stored"][p]["decision"],
             "enabled": proc_field(pid, "x86_Thread_features"),
             "locked": proc_field(pid, "x86_Thread_features_locked"),
-            "violations": proc_field(pid, "x86_Thread_shstk_violations")}
+            "violations": proc_field(pid, "x86_Thread_shstk_violations"),
+            # Shown only for a program with a policy (kernel patch 0008):
+            # absent is '-', never 'n/a'.  Not masked: sleep-copy is a fresh
+            # copy without trusted.shstk, so '-' on every kernel.
+            "file_policy": proc_field(pid, "x86_Thread_shstk_policy").replace("n/a", "-")}
 
 
-PS_ROW = "%7s  %-10s %-12s %-10s %-8s %-5s %s"
+PS_ROW = "%7s  %-10s %-12s %-10s %-8s %-5s %-7s %s"
+PS_COLUMNS = ("pid", "marking", "decision", "enabled", "locked", "violations", "file_policy", "exe")
 PS_MASK = {"pid": "PID", "marking": "MARK", "enabled": "ENABLED", "locked": "LOCKED", "violations": "VIOL"}
 
 
@@ -617,9 +622,8 @@ def cmd_ps(state, kind, raw, pid, exe, norm):
         text = f.read()
     masked = dict(e, **PS_MASK)
     if kind == "table":
-        row = PS_ROW % tuple(e[k] for k in ("pid", "marking", "decision", "enabled", "locked", "violations", "exe"))
-        mrow = PS_ROW % tuple(masked[k] for k in ("pid", "marking", "decision", "enabled", "locked", "violations",
-                                                  "exe"))
+        row = PS_ROW % tuple(e[k] for k in PS_COLUMNS)
+        mrow = PS_ROW % tuple(masked[k] for k in PS_COLUMNS)
         good = row + "\n" in text
         check(good, "ps: the row of pid %s is %r" % (pid, row), text)
         text = text.replace(row + "\n", mrow + "\n")

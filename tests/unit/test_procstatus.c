@@ -34,6 +34,7 @@ static const char cet_status[] = "Name:\tsleep\n"
 				 "x86_Thread_features:\tshstk wrss audit \n"
 				 "x86_Thread_features_locked:\tshstk \n"
 				 "x86_Thread_shstk_violations:\t3\n"
+				 "x86_Thread_shstk_policy:\taudit\n"
 				 "voluntary_ctxt_switches:\t1\n";
 
 static void test_procstatus_cet_kernel(void **state)
@@ -50,6 +51,7 @@ static void test_procstatus_cet_kernel(void **state)
 	assert_true(st.has_locked);
 	assert_string_equal(st.locked, "shstk");
 	assert_int_equal(st.violations, 3);
+	assert_string_equal(st.file_policy, "audit");
 }
 
 /* No shadow-stack support: the lines are missing, which is not the same
@@ -65,6 +67,7 @@ static void test_procstatus_absent_and_empty(void **state)
 	assert_false(st.has_locked);
 	assert_string_equal(st.features, "");
 	assert_int_equal(st.violations, -1);
+	assert_string_equal(st.file_policy, "");
 	assert_int_equal(st.tgid, 1);
 
 	shstk_proc_status_parse("x86_Thread_features:\t\nx86_Thread_features_locked:\t\n", &st);
@@ -97,13 +100,15 @@ static void test_procstatus_odd_lines(void **state)
 				"Names:\tnot-it\n"
 				"no colon here\n"
 				"Tgid:\t-5\n"
-				"x86_Thread_shstk_violations:\t99999999999999999999\n",
+				"x86_Thread_shstk_violations:\t99999999999999999999\n"
+				"x86_Thread_shstk_policyX:\toff\n",
 				&st);
 	assert_false(st.has_features);
 	assert_false(st.has_locked);
 	assert_string_equal(st.name, "");
 	assert_int_equal(st.tgid, -1);
 	assert_int_equal(st.violations, -1);
+	assert_string_equal(st.file_policy, "");
 
 	shstk_proc_status_parse("Tgid:\t12x\nx86_Thread_shstk_violations:\t\n", &st);
 	assert_int_equal(st.tgid, -1);
