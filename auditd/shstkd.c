@@ -173,6 +173,7 @@ static void publish_now(struct shstkd *d)
 	}
 	d->n_published++;
 	shstk_publisher_done(&d->pub, now);
+	shstkd_fleet_decisions(d);
 	sd_notifyf(0,
 		   "STATUS=allowlist generation %" PRIu64 ", %" PRIu64 " violations, %" PRIu64 " runs, %" PRIu64
 		   " forged, %" PRIu64 " unverified, %" PRIu64 " dropped",
@@ -232,6 +233,7 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 	r = shstk_decide_violation(d->db, d->policy, id, shstk_clock_us(CLOCK_REALTIME), &changed);
 	if (r < 0)
 		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));
+	shstkd_fleet_violation(d, id);
 	if (changed)
 		shstkd_request_publish(d);
 	if (!d->o.no_symbols && (o->ip_object || o->ret_object)) {

@@ -137,6 +137,7 @@ struct shstkd {
 	int64_t sym_pending[SHSTKD_NAMER_JOBS];
 	unsigned n_sym_pending;
 	uint64_t n_sym_dropped;
+	uint64_t n_fleet_sent, n_fleet_lost; /* fleet.c: journal entries written, refused */
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
@@ -150,6 +151,12 @@ int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
 /* Takes @w's descriptor out of the epoll set, then closes it (fd -1): a
  * watch about to be freed must never be left in the set (shstkd.c). */
 void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w);
+
+/* fleet.c: with [fleet] share = yes, the journal entry of run @run's end, of
+ * violation @id, and of the decision changes not sent yet (engine/fleet.h). */
+void shstkd_fleet_run(struct shstkd *d, int64_t run);
+void shstkd_fleet_violation(struct shstkd *d, int64_t id);
+void shstkd_fleet_decisions(struct shstkd *d);
 
 int shstkd_kmsg_open(struct shstkd *d);
 int shstkd_audit_open(struct shstkd *d);

@@ -135,6 +135,11 @@ struct shstk_policy *shstk_policy_default(void)
 	p->system_uid_max = 999;
 	p->runs_per_identity_hour = 30;
 	p->runs_per_uid_hour = 600;
+	/* policies/README.md, "[fleet]": nothing leaves a machine unless its
+	 * administrator says so; three machines, so that neither one test box
+	 * nor one pair of identical images promotes a build for everyone. */
+	p->fleet_share = false;
+	p->fleet_min_machines = 3;
 	p->risk_action[0] = SHSTK_RISK_ACTION_AUDIT_ONLY; /* context */
 	p->risk_action[1] = SHSTK_RISK_ACTION_AUDIT_ONLY; /* longjmp */
 	p->risk_action[2] = SHSTK_RISK_ACTION_DENY;       /* execstack */
@@ -167,6 +172,7 @@ enum sect_kind {
 	SECT_PROMOTION,
 	SECT_RISK,
 	SECT_PATHS,
+	SECT_FLEET,
 	SECT_RULE,
 };
 
@@ -175,6 +181,7 @@ static const char *const sect_names[] = {
 	[SECT_PROMOTION] = "promotion",
 	[SECT_RISK] = "risk",
 	[SECT_PATHS] = "paths",
+	[SECT_FLEET] = "fleet",
 };
 
 enum key_id {
@@ -193,6 +200,8 @@ enum key_id {
 	K_RISK0, /* K_RISK0 + bit number: the [risk] keys */
 	K_DATABASE = K_RISK0 + SHSTK_RISK_COUNT,
 	K_ALLOWLIST,
+	K_FLEET_SHARE,
+	K_FLEET_MIN_MACHINES,
 	K_PATH,
 	K_PACKAGE,
 	K_BUILD_ID,
@@ -225,6 +234,8 @@ static const struct key_def {
 	[K_RISK0 + 4] = { SECT_RISK, "jit" },
 	[K_DATABASE] = { SECT_PATHS, "database" },
 	[K_ALLOWLIST] = { SECT_PATHS, "allowlist" },
+	[K_FLEET_SHARE] = { SECT_FLEET, "share" },
+	[K_FLEET_MIN_MACHINES] = { SECT_FLEET, "min_machines" },
 	[K_PATH] = { SECT_RULE, "path" },
 	[K_PACKAGE] = { SECT_RULE, "package" },
 	[K_BUILD_ID] = { SECT_RULE, "build-id" },
@@ -701,6 +712,12 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 	case K_ALLOWLIST:
 		(void)parse_abs_path(c, col, key, v, &p->allowlist);
 		break;
+	case K_FLEET_SHARE:
+		(void)parse_bool(c, col, key, v, &p->fleet_share);
+		break;
+	case K_FLEET_MIN_MACHINES:
+		(void)parse_uint(c, col, key, v, 1, 1000000, &p->fleet_min_machines);
+		break;
 	case K_PATH:
 		(void)parse_abs_path(c, col, key, v, &cur_rule(c)->path);
 		break;
@@ -1066,6 +1083,9 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	fprintf(f, "\n[paths]\n");
 	fprintf(f, "database = %s\n", p->database);
 	fprintf(f, "allowlist = %s\n", p->allowlist);
+	fprintf(f, "\n[fleet]\n");
+	fprintf(f, "share = %s\n", p->fleet_share ? "yes" : "no");
+	fprintf(f, "min_machines = %u\n", p->fleet_min_machines);
 	for (size_t i = 0; i < p->n_rules; i++)
 		print_rule(&p->rules[i], f);
 	return ferror(f) ? -EIO : 0;

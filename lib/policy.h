@@ -104,6 +104,10 @@ struct shstk_policy {
 	enum shstk_risk_action risk_action[SHSTK_RISK_COUNT]; /* by bit number of enum shstk_risk */
 	char *database;
 	char *allowlist;
+	/* [fleet] (issue 20): write evidence as journal entries for a collector;
+	 * clean machines a collector needs before it promotes a build. */
+	bool fleet_share;
+	unsigned fleet_min_machines;
 	struct shstk_policy_rule *rules; /* in file order: the first match wins */
 	size_t n_rules;
 };

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * shstkd's fleet evidence: with [fleet] share = yes, every run end,
+ * violation and decision change also becomes a structured journal entry
+ * (engine/fleet.h) for systemd-journal-upload to ship to a collector.
+ * Sent to journald whether or not shstkd logs there (--journal): the
+ * entries are data, not log lines.  A journal that is not running loses
+ * them, as it loses any log line; the database keeps the evidence.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <syslog.h>
+
+#include "fleet.h"
+#include "shstkd.h"
+
+#if HAVE_SYSTEMD
+#include <systemd/sd-journal.h>
+#endif
+
+#define META_HISTORY_SENT "fleet.history_sent"
+
+static void send_entry(struct shstkd *d, struct shstk_fleet_entry *e)
+{
+#if HAVE_SYSTEMD
+	struct iovec iov[SHSTK_FLEET_MAX_FIELDS];
+	int r;
+
+	for (size_t i = 0; i < e->n; i++)
+		iov[i] = (struct iovec){ .iov_base = e->field[i], .iov_len = strlen(e->field[i]) };
+	r = sd_journal_sendv(iov, (int)e->n);
+	if (r < 0) {
+		d->n_fleet_lost++;
+		/* The 1st, 2nd, 4th, ...: a journal that is gone is said, not flooded. */
+		if ((d->n_fleet_lost & (d->n_fleet_lost - 1)) == 0)
+			shstkd_log(d, LOG_WARNING, "fleet entry not written to the journal (%" PRIu64 " so far): %s",
+				   d->n_fleet_lost, strerror(-r));
+		return;
+	}
+	d->n_fleet_sent++;
+#else
+	(void)d;
+	(void)e;
+#endif
+}
+
+/* The owner of @path, -1 when it cannot be told (gone, unreadable). */
+static int64_t owner_of(const char *path)
+{
+	struct stat st;
+
+	if (!path || path[0] != '/' || stat(path, &st) < 0)
+		return -1;
+	return (int64_t)st.st_uid;
+}
+
+struct object_facts {
+	char package[256], version[256];
+};
+
+static int object_cb(const struct shstk_db_object *o, void *ud)
+{
+	struct object_facts *f = ud;
+
+	snprintf(f->package, sizeof(f->package), "%s", o->package ? o->package : "");
+	snprintf(f->version, sizeof(f->version), "%s", o->package_version ? o->package_version : "");
+	return 0;
+}
+
+static int first_object_cb(const struct shstk_db_identity_object *o, void *ud)
+{
+	int64_t *id = ud;
+
+	if (!*id)
+		*id = o->object;
+	return 0;
+}
+
+/* The package and version of the scanned executable that is @identity. */
+static void package_of(struct shstkd *d, int64_t object, const char *identity, struct object_facts *f)
+{
+	f->package[0] = f->version[0] = '\0';
+	if (!object && identity)
+		(void)shstk_db_identity_objects(d->db, identity, first_object_cb, &object);
+	if (object > 0)
+		(void)shstk_db_object_get(d->db, NULL, object, object_cb, f);
+}
+
+struct run_ctx {
+	struct shstkd *d;
+	struct shstk_fleet_entry e;
+	int r;
+};
+
+static int run_cb(const struct shstk_db_run *run, void *ud)
+{
+	struct run_ctx *c = ud;
+	struct object_facts f;
+	struct shstk_fleet_run fr;
+
+	package_of(c->d, run->object, run->identity, &f);
+	fr = (struct shstk_fleet_run){
+		.run = run->id,
+		.identity = run->identity,
+		.package = f.package,
+		.package_version = f.version,
+		.exe = run->exe_path,
+		.exe_owner = owner_of(run->exe_path),
+		.mode = run->mode_applied,
+		.source = run->source,
+		.started_us = run->started_us,
+		.ended_us = run->ended_us,
+		.exited = run->exited,
+		.exit_status = run->exit_status,
+		.exit_signal = run->exit_signal,
+		.violations = run->violations,
+	};
+	c->r = shstk_fleet_entry_run(&fr, &c->e);
+	return 0;
+}
+
+void shstkd_fleet_run(struct shstkd *d, int64_t run)
+{
+	struct run_ctx c = { .d = d };
+
+	if (!d->policy->fleet_share || run <= 0)
+		return;
+	if (shstk_db_run_get(d->db, run, run_cb, &c) > 0 && c.r >= 0)
+		send_entry(d, &c.e);
+	shstk_fleet_entry_done(&c.e);
+}
+
+struct violation_ctx {
+	struct shstkd *d;
+	struct shstk_fleet_entry e;
+	int r;
+};
+
+static int violation_cb(const struct shstk_db_violation *v, void *ud)
+{
+	struct violation_ctx *c = ud;
+	struct object_facts f;
+	struct shstk_fleet_violation fv;
+
+	if (!v->identity) {
+		c->r = -ENOENT; /* unattributed: nothing a collector could decide about */
+		return 0;
+	}
+	package_of(c->d, v->object, v->identity, &f);
+	fv = (struct shstk_fleet_violation){
+		.violation = v->id,
+		.time_us = v->time_us,
+		.identity = v->identity,
+		.package = v->package ? v->package : f.package,
+		.package_version = v->package_version ? v->package_version : f.version,
+		.exe = v->exe_path,
+		.exe_owner = owner_of(v->exe_path),
+		.mode = v->mode,
+		.action = v->action,
+		.kind = v->kind,
+		.sources = v->sources,
+		.ip_object = v->ip_object,
+		.ip_object_owner = owner_of(v->ip_object),
+		.ip_offset = v->ip_offset,
+		.ret_object = v->ret_object,
+		.ret_object_owner = owner_of(v->ret_object),
+		.ret_offset = v->ret_offset,
+		.ip_symbol = v->ip_symbol,
+		.ret_symbol = v->ret_symbol,
+	};
+	c->r = shstk_fleet_entry_violation(&fv, &c->e);
+	return 0;
+}
+
+void shstkd_fleet_violation(struct shstkd *d, int64_t id)
+{
+	struct violation_ctx c = { .d = d };
+
+	if (!d->policy->fleet_share || id <= 0)
+		return;
+	if (shstk_db_violation_get(d->db, id, violation_cb, &c) > 0 && c.r >= 0)
+		send_entry(d, &c.e);
+	shstk_fleet_entry_done(&c.e);
+}
+
+struct history_ctx {
+	struct shstkd *d;
+	int64_t last;
+};
+
+static int history_cb(const struct shstk_db_decision_change *h, void *ud)
+{
+	struct history_ctx *c = ud;
+	struct shstk_fleet_entry e = { 0 };
+	struct object_facts f;
+	struct shstk_fleet_decision fd;
+
+	c->last = h->id;
+	/* A reason change alone (the same state and decision) is no news for a collector. */
+	if (h->old_state && h->old_decision && strcmp(h->old_state, h->new_state) == 0 &&
+	    strcmp(h->old_decision, h->new_decision) == 0)
+		return 0;
+	package_of(c->d, 0, h->identity, &f);
+	fd = (struct shstk_fleet_decision){
+		.time_us = h->time_us,
+		.identity = h->identity,
+		.package = f.package,
+		.package_version = f.version,
+		.old_state = h->old_state,
+		.new_state = h->new_state,
+		.old_decision = h->old_decision,
+		.new_decision = h->new_decision,
+	};
+	if (shstk_fleet_entry_decision(&fd, &e) >= 0)
+		send_entry(c->d, &e);
+	shstk_fleet_entry_done(&e);
+	return 0;
+}
+
+/*
+ * The decision changes since the last call, from decision_history (every
+ * writer of decisions appends there: shstkd, `shstkctl import`, `allow`).
+ * Where it stopped is kept in the meta table; the first time, it starts at
+ * the end: sharing turned on does not ship the machine's past.
+ */
+void shstkd_fleet_decisions(struct shstkd *d)
+{
+	_cleanup_free_ char *v = NULL;
+	struct history_ctx c = { .d = d };
+	char buf[32];
+	int r;
+
+	if (!d->policy->fleet_share)
+		return;
+	r = shstk_db_meta_get(d->db, META_HISTORY_SENT, &v);
+	if (r < 0)
+		return;
+	if (r == 0 || !v) {
+		if (shstk_db_decision_history_max(d->db, &c.last) >= 0) {
+			snprintf(buf, sizeof(buf), "%" PRId64, c.last);
+			(void)shstk_db_meta_set(d->db, META_HISTORY_SENT, buf);
+		}
+		return;
+	}
+	c.last = strtoll(v, NULL, 10);
+	for (;;) {
+		int64_t before = c.last;
+
+		r = shstk_db_decision_history_after(d->db, c.last, 256, history_cb, &c);
+		if (r <= 0 || c.last == before)
+			break;
+		snprintf(buf, sizeof(buf), "%" PRId64, c.last);
+		if (shstk_db_meta_set(d->db, META_HISTORY_SENT, buf) < 0)
+			break;
+		if (r < 256)
+			break;
+	}
+}
