@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 7
+#define SHSTK_DB_SCHEMA_VERSION 8
 /* PRAGMA application_id of this project's databases: "SHST". */
 #define SHSTK_DB_APPLICATION_ID 0x53485354
 
