@@ -403,6 +403,13 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 	}
 	/* The fleet's decisions, from everything stored so far (builds marked
 	 * by an ingest killed before it got here included). */
+	if (r >= 0) {
+		char mm[16];
+
+		/* What the verdicts were decided with, for the export (db/bundle.h). */
+		snprintf(mm, sizeof(mm), "%u", o->min_machines);
+		r = shstk_db_meta_set(db, "fleet.min_machines", mm);
+	}
 	if (r >= 0)
 		r = shstk_db_fleet_redecide(db, o->min_machines, o->unconfirmed_quarantines, shstk_clock_us(CLOCK_REALTIME),
 					    &st->builds, &st->changed);

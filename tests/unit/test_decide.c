@@ -767,6 +767,59 @@ static void test_decide_compute_explains(void **state)
 	shstk_db_close(db);
 }
 
+/* A collector's verdict as `shstkctl import` of a version 2 bundle leaves it. */
+static void put_fleet(const char *identity, const char *state, int clean, int violated)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT OR REPLACE INTO fleet_verdicts(identity, state, machines_clean, machines_violated, "
+		 "min_machines, origin, since_us, imported_us) VALUES ('%s', '%s', %d, %d, 3, 'collector', 1, 1)",
+		 identity, state, clean, violated);
+	exec_sql(sql);
+}
+
+/*
+ * Issue 20: a build the fleet quarantined is quarantined on a machine that
+ * never ran it; one the fleet verified is verified there; but this
+ * machine's own confirmed violation wins over the fleet's promotion.
+ */
+static void test_decide_fleet_verdicts(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 5, 1);
+	struct shstk_decide_result res;
+	struct shstk_db *db = fx_open();
+
+	(void)state;
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/bad", .build_id = "f1", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/good", .build_id = "f2", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/mine", .build_id = "f3", .marked = true });
+	decide_all(db, p, FX_T0, NULL);
+	assert_string_equal(decision_of(db, ID("f1")), "candidate/audit/0");
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+
+	put_fleet(ID("f1"), "quarantined", 4, 1);
+	put_fleet(ID("f2"), "verified", 3, 0);
+	put_fleet(ID("f3"), "verified", 3, 0);
+	violate(db, "/usr/bin/mine", 70, SHSTK_SRC_AUDIT);
+	decide_all(db, p, FX_T0 + 1, NULL);
+	assert_string_equal(decision_of(db, ID("f1")), "quarantined/off/0");
+	assert_string_equal(decision_of(db, ID("f2")), "verified/enforce/2");
+	assert_string_equal(decision_of(db, ID("f3")), "quarantined/off/0");
+	assert_int_equal(shstk_decide_compute(db, p, ID("f1"), &res), 0);
+	assert_true(res.fleet);
+	assert_non_null(strstr(res.reason, "fleet (collector): quarantined, confirmed violations on 1 machine"));
+	assert_int_equal(shstk_decide_compute(db, p, ID("f3"), &res), 0);
+	assert_false(res.fleet); /* the local violation decided, not the fleet */
+	assert_null(strstr(res.reason, "fleet"));
+
+	/* A newer collector bundle that says less takes the promotion back. */
+	put_fleet(ID("f2"), "auditing", 1, 0);
+	decide_all(db, p, FX_T0 + 2, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	shstk_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +840,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_overrides_dal, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_stage_history, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_compute_explains, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_fleet_verdicts, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
