@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <syslog.h>
 
+#include "config.h" /* HAVE_SYSTEMD */
 #include "fleet.h"
 #include "shstkd.h"
 

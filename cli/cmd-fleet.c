@@ -97,6 +97,10 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 	env = getenv("SHSTK_TEST_FLEET_EXIT_AFTER");
 	if (env && *env)
 		o.test_exit_after = strtoull(env, NULL, 10);
+	/* ... and commit more often, so that a SIGKILL lands between commits. */
+	env = getenv("SHSTK_TEST_FLEET_BATCH");
+	if (env && *env)
+		o.batch = strtoull(env, NULL, 10);
 	r = fleet_ingest(db, journal, &o, &st);
 	if (r < 0)
 		r = shstkctl_error_errno(r, "fleet ingest: %s into %s%s%s", journal, shstkctl_db_path(ctl),

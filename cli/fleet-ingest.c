@@ -349,7 +349,7 @@ static int ingest_machine(sd_journal *j, struct shstk_db *db, const char *machin
 		}
 		if (e.hostname && !host)
 			host = strdup(e.hostname);
-		if (++*pending >= INGEST_BATCH) {
+		if (++*pending >= (o->batch ? o->batch : INGEST_BATCH)) {
 			_cleanup_free_ char *c = NULL;
 
 			r = sd_journal_get_cursor(j, &c);

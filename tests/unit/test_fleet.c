@@ -48,7 +48,7 @@ static void test_fleet_run_fields(void **state)
 	assert_well_formed(&e);
 	assert_string_equal(shstk_fleet_entry_get(&e, "MESSAGE_ID"), SHSTK_FLEET_MID_RUN);
 	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_IDENTITY"), BID);
-	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_BUILD_ID"), BID + 9);
+	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_BUILD_ID"), &BID[9]);
 	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_PACKAGE"), "coreutils");
 	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_PACKAGE_VERSION"), "9.1-1");
 	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_MODE"), "audit");
