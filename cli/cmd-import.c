@@ -355,6 +355,9 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 			       " kept local\n",
 			       file, st.runs, st.runs_known, st.violations, st.violations_known, st.decisions,
 			       st.decisions_local);
+		if (!ctl->quiet && st.fleet)
+			printf("fleet verdicts: %" PRIu64 " build%s, from the collector %s\n", st.fleet,
+			       st.fleet == 1 ? "" : "s", host);
 		if (!ctl->quiet)
 			printf("re-decided %u executable%s (%u changed) under stage %s; %u imported decision%s kept for "
 			       "builds not installed here\n",
