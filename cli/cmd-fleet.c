@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* shstkctl fleet: a collector's commands, ingest (journal files to evidence and decisions) and report. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,28 +27,39 @@ static void help(void)
 	      "entries (shstkd(8), FLEET ENTRIES); systemd-journal-upload ships them to a\n"
 	      "systemd-journal-remote that writes them into journal files on the collector.\n"
 	      "\n"
-	      "ingest  reads those files (DIR, as journalctl --directory) and merges the\n"
-	      "        entries into this database with each machine's provenance (its\n"
-	      "        _MACHINE_ID, _HOSTNAME, _BOOT_ID).  Incremental: one cursor per\n"
-	      "        machine is stored in the same transaction as the entries read up to\n"
-	      "        it, so a rerun reads only what is new, and an ingest killed at any\n"
-	      "        moment loses and duplicates nothing (an entry shipped twice is one\n"
-	      "        row too: rows are keyed by the machine's own run or violation\n"
-	      "        number).  Only entries whose trusted _UID is 0 (shstkd) count.\n"
+	      "ingest  reads the files systemd-journal-remote wrote into DIR, one sender\n"
+	      "        at a time, and merges the entries into this database.  A sender is\n"
+	      "        the name journal-remote gives a file (--split-mode=host, its default:\n"
+	      "        remote-SENDER.journal, SENDER the uploader's address, or its\n"
+	      "        certificate's name where journal-remote checks client certificates).\n"
+	      "        Every field inside an entry (_MACHINE_ID, _HOSTNAME, _UID ...) is\n"
+	      "        what the uploading machine claims; the sender is what the collector\n"
+	      "        knows.  So only senders the policy's [fleet] trusted_senders names\n"
+	      "        are read (required; '*' for all), a machine is (sender, _MACHINE_ID),\n"
+	      "        and the fleet counts senders: one sender counts once, whatever\n"
+	      "        machine ids it claims.  Incremental: one cursor per machine is\n"
+	      "        stored in the same transaction as the entries read up to it, so a\n"
+	      "        rerun reads only what is new, and an ingest killed at any moment\n"
+	      "        loses and duplicates nothing (an entry shipped twice is one row\n"
+	      "        too: rows are keyed by the machine's own run or violation number).\n"
+	      "        A corrupt file stops its sender (named, exit 1) without moving its\n"
+	      "        cursors past what was not read; the other senders are read.\n"
 	      "        Then it re-decides every build that gained evidence, for the whole\n"
 	      "        fleet:\n"
-	      "          quarantined  a confirmed violation on any machine (also an\n"
+	      "          quarantined  a confirmed violation from any sender (also an\n"
 	      "                       unconfirmed one if the policy says\n"
 	      "                       unconfirmed-violations = quarantine)\n"
-	      "          verified     clean runs from at least [fleet] min_machines machines\n"
-	      "          auditing     clean runs from fewer machines\n"
+	      "          verified     at least [fleet] min_machines senders have a machine\n"
+	      "                       that ran it clean and verified it by its own policy\n"
+	      "                       (its latest decision entry says verified)\n"
+	      "          auditing     clean runs, fewer such senders\n"
 	      "          candidate    no clean run yet\n"
 	      "        'shstkctl export' then writes these verdicts into its bundle (a\n"
 	      "        \"fleet\" section, bundle version 2, with a CRC-32C); 'shstkctl import'\n"
 	      "        on a machine applies them, below that machine's own evidence.\n"
-	      "report  per build: the fleet's state, how many machines ran it clean or\n"
-	      "        violated it, which ones (host names), the package versions seen\n"
-	      "        and the version of the first confirmed violation.\n"
+	      "report  per build: the fleet's state, how many senders' machines ran it\n"
+	      "        clean or violated it, which ones (HOST [SENDER]), the package\n"
+	      "        versions seen and the version of the first confirmed violation.\n"
 	      "\n"
 	      "Options:\n"
 	      "  --journal DIR     the collector's journal directory (ingest; required)\n"
@@ -60,15 +73,27 @@ static void help(void)
 	      "  --db PATH         the collector's database (created by ingest if missing)\n"
 	      "  -h, --help        this help\n"
 	      "\n"
-	      "Exit status: 0 done; 1 the journal files or the database failed (ingest keeps\n"
-	      "what it committed); 2 usage.\n"
+	      "Exit status: 0 done; 1 no trusted_senders in the policy, DIR holds no\n"
+	      "sender's file, a file is corrupt (the rest was read), or the database failed\n"
+	      "(ingest keeps what it committed); 2 usage.\n"
 	      "\n"
 	      "Examples:\n"
-	      "  systemd-journal-remote --listen-http=0.0.0.0:19532 --output=/var/log/journal/remote/\n"
+	      "  systemd-journal-remote --listen-https=19532 --output=/var/log/journal/remote/\n"
 	      "  shstkctl fleet ingest --journal /var/log/journal/remote\n"
 	      "  shstkctl fleet report --json\n"
 	      "  shstkctl export -o fleet-verdicts.json    # then on each machine: shstkctl import\n",
 	      stdout);
+}
+
+_printf_(1, 2) static void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("shstkctl: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 static int do_ingest(struct shstkctl *ctl, const char *journal, const char *policy, int progress)
@@ -88,6 +113,13 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 		shstk_db_close(db);
 		return r;
 	}
+	if (!ap.p->fleet_trusted_senders) {
+		r = shstkctl_error("fleet ingest: the policy (%s) names no [fleet] trusted_senders: list the senders "
+				   "whose evidence may decide for the fleet, as systemd-journal-remote names their files "
+				   "(remote-SENDER.journal), or '*' for all of them", ap.source);
+		goto out;
+	}
+	o.policy = ap.p;
 	o.min_machines = ap.p->fleet_min_machines;
 	o.unconfirmed_quarantines = ap.p->unconfirmed == SHSTK_UNCONFIRMED_QUARANTINE;
 	o.tty = isatty(STDERR_FILENO);
@@ -102,18 +134,47 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 	if (env && *env)
 		o.batch = strtoull(env, NULL, 10);
 	r = fleet_ingest(db, journal, &o, &st);
-	if (r < 0)
+	if (r == -ENOMSG) {
+		r = shstkctl_error("fleet ingest: %s holds no file of systemd-journal-remote --split-mode=host "
+				   "(remote-SENDER.journal)%s%s", journal, st.foreign_files ? "; e.g. not: " : "",
+				   st.foreign_files ? st.foreign_file : "");
+		goto out;
+	}
+	if (r < 0 && r != -EBADMSG) {
 		r = shstkctl_error_errno(r, "fleet ingest: %s into %s%s%s", journal, shstkctl_db_path(ctl),
 					 shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));
-	else {
-		if (!ctl->quiet)
-			printf("ingested %s: %" PRIu64 " machines, %" PRIu64 " entries read; new: %" PRIu64 " runs, %" PRIu64
-			       " violations, %" PRIu64 " decision changes; %" PRIu64 " ignored (not shstkd's); "
-			       "%" PRIu64 " builds re-decided (min_machines %u), %" PRIu64 " changed state\n",
-			       journal, st.machines, st.entries, st.runs, st.violations, st.decisions, st.ignored, st.builds,
-			       o.min_machines, st.changed);
-		r = SHSTKCTL_EXIT_OK;
+		goto out;
 	}
+	if (!ctl->quiet) {
+		printf("ingested %s: %" PRIu64 " senders, %" PRIu64 " machines, %" PRIu64 " entries read; new: %" PRIu64
+		       " runs, %" PRIu64 " violations, %" PRIu64 " decision changes; %" PRIu64 " ignored (not shstkd's); "
+		       "%" PRIu64 " builds re-decided (min_machines %u), %" PRIu64 " changed state\n",
+		       journal, st.senders, st.machines, st.entries, st.now.runs, st.now.violations, st.now.decisions, st.ignored,
+		       st.builds, o.min_machines, st.changed);
+		if (st.untrusted)
+			printf("not read: %" PRIu64 " sender%s not in [fleet] trusted_senders (%s%s)\n", st.untrusted,
+			       st.untrusted == 1 ? "" : "s", st.untrusted_first, st.untrusted > 1 ? ", ..." : "");
+	}
+	if (st.foreign_files)
+		warn("fleet ingest: %" PRIu64 " file%s in %s of no sender, not read (e.g. %s)", st.foreign_files,
+			      st.foreign_files == 1 ? "" : "s", journal, st.foreign_file);
+	if (st.bad_machine_ids || st.capped_machines)
+		warn("fleet ingest: %" PRIu64 " malformed _MACHINE_ID values and %" PRIu64
+			      " machines over the limit of %u per sender not read", st.bad_machine_ids,
+			      st.capped_machines, FLEET_MAX_MACHINES_PER_SENDER);
+	if (st.cursors_gone)
+		warn("fleet ingest: the stored position of %" PRIu64 " machine%s is gone from the files (vacuumed or "
+		     "rotated away): read on from the next entry; anything between was not seen",
+		     st.cursors_gone, st.cursors_gone == 1 ? "" : "s");
+	if (r == -EBADMSG) {
+		r = shstkctl_error("fleet ingest: %" PRIu64 " sender%s not read to the end: corrupt journal file %s%s%s; "
+				   "check it with 'journalctl --verify --file=FILE', move it out of %s and rerun "
+				   "(the other senders were read)", st.bad_senders, st.bad_senders == 1 ? "" : "s",
+				   st.bad_file, st.bad_errno ? ": " : "", st.bad_errno ? strerror(st.bad_errno) : "", journal);
+		goto out;
+	}
+	r = SHSTKCTL_EXIT_OK;
+out:
 	admin_policy_done(&ap);
 	shstk_db_close(db);
 	return r;
@@ -169,6 +230,7 @@ static int report_cb(const struct shstk_db_fleet_build_row *b, void *ud)
 		json_kv_string(&c->j, "state", b->state);
 		json_kv_int(&c->j, "since_us", b->since_us);
 		json_kv_int(&c->j, "machines_clean", b->machines_clean);
+		json_kv_int(&c->j, "machines_ran", b->machines_ran);
 		json_kv_int(&c->j, "machines_violated", b->machines_violated);
 		json_kv_int(&c->j, "machines_unconfirmed", b->machines_unconfirmed);
 		json_list(&c->j, "clean_on", b->clean_on);
@@ -184,6 +246,9 @@ static int report_cb(const struct shstk_db_fleet_build_row *b, void *ud)
 	printf("  fleet state  %s since %s\n", b->state, since);
 	printf("  clean on     %" PRId64 " machine%s%s%s\n", b->machines_clean, b->machines_clean == 1 ? "" : "s",
 	       b->clean_on ? ": " : "", b->clean_on ? b->clean_on : "");
+	if (b->machines_ran > b->machines_clean)
+		printf("  auditing on  %" PRId64 " more (clean runs, not verified there yet)\n",
+		       b->machines_ran - b->machines_clean);
 	printf("  violated on  %" PRId64 " machine%s%s%s", b->machines_violated, b->machines_violated == 1 ? "" : "s",
 	       b->violated_on ? ": " : "", b->violated_on ? b->violated_on : "");
 	if (b->first_violated_version)

@@ -1,19 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `shstkctl fleet ingest`: reads shstkd's fleet entries (engine/fleet.h)
- * from a collector's journal files, machine by machine, into the fleet
- * tables (db/fleet.h), and re-decides the builds that gained evidence.
+ * from a collector's journal files, sender by sender and machine by
+ * machine, into the fleet tables (db/fleet.h), and re-decides the builds
+ * that gained evidence.
  *
- * Cursors: one per machine (_MACHINE_ID), not one per file.  journal-remote
- * writes a file per sending host and rotates it, a machine may move between
- * hosts' files, and files are vacuumed: only the machine is a source whose
- * entries keep their order.  Each machine is read with a match on its
- * _MACHINE_ID from its stored cursor on; the cursor is written in the same
- * transaction as the rows read up to it, so an ingest killed at any moment
- * resumes exactly where its last commit stopped.  The rows' own keys (the
- * machine's run or violation number and time) make a second copy of an
- * entry a no-op whatever its cursor.
+ * Provenance: every field of an uploaded entry, _MACHINE_ID, _HOSTNAME and
+ * _UID included, is what the uploading machine says; systemd-journal-remote
+ * stores them as received.  What it does not take from the client is the
+ * name of the file it writes them to: with --split-mode=host (its default
+ * for a directory) remote-SENDER.journal, SENDER being the peer's address
+ * (or, in a build with GnuTLS and --trust, its certificate's name).  So the
+ * sender is the unit of trust: only the policy's [fleet] trusted_senders
+ * are read, a machine is (sender, _MACHINE_ID), and the fleet counts
+ * senders, never the machine ids one sender can invent (db/fleet.c).
+ *
+ * Cursors: one per machine, written in the same transaction as the rows
+ * read up to it, so an ingest killed at any moment resumes exactly where
+ * its last commit stopped.  The rows' own keys (the machine's run or
+ * violation number and time) make a second copy of an entry a no-op.
+ * Each sender's files are one sd_journal: sd-journal silently drops a file
+ * it finds corrupt while iterating, so its usage is compared before every
+ * commit, and a drop fails the ingest naming the file instead of moving
+ * cursors past entries that were never read.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -26,6 +37,7 @@
 #include "fleet-ingest.h"
 #include "fleet.h"
 #include "identity.h"
+#include "policy.h"
 #include "util.h"
 
 #include <systemd/sd-journal.h>
@@ -51,6 +63,11 @@ static const char *keep(struct entry *e, const char *v, size_t l)
 
 	if (e->used + l + 1 > sizeof(e->buf))
 		return NULL;
+	/* Printed by report and shown in decisions' reasons: no control
+	 * characters (terminal escapes, newlines), no bytes beyond ASCII. */
+	for (size_t i = 0; i < l; i++)
+		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] >= 0x7f)
+			return NULL;
 	p = e->buf + e->used;
 	memcpy(p, v, l);
 	p[l] = '\0';
@@ -68,7 +85,7 @@ static bool num(const char *v, size_t l, int64_t *ret)
 	memcpy(tmp, v, l);
 	tmp[l] = '\0';
 	errno = 0;
-	*ret = strtoll(tmp, &end, 0);
+	*ret = strtoll(tmp, &end, 10);
 	return errno == 0 && *end == '\0';
 }
 
@@ -142,6 +159,20 @@ static void field(struct entry *e, const char *d, size_t len)
 #undef IS
 }
 
+/* Only @extra besides letters and digits, 1 to 64 of them; else NULL. */
+static const char *name_or_null(const char *v, const char *extra)
+{
+	size_t n = v ? strlen(v) : 0;
+
+	if (n == 0 || n > 64)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9') ||
+		      strchr(extra, v[i])))
+			return NULL;
+	return v;
+}
+
 static bool known_state(const char *s)
 {
 	static const char *const ok[] = { "ineligible", "candidate", "auditing", "verified", "quarantined" };
@@ -153,19 +184,24 @@ static bool known_state(const char *s)
 }
 
 /* Stores one entry: 1 stored (new), 0 known or not ours, -errno. */
-static int store(struct shstk_db *db, int64_t machine, const struct entry *e, struct fleet_ingest_stats *st)
+static int store(struct shstk_db *db, int64_t machine, struct entry *e, struct fleet_ingest_stats *st)
 {
 	int64_t build;
 	int r;
 
-	/* Trust: journald sets _UID from the sender's credentials; only root
-	 * (shstkd) writes fleet evidence.  A user's sd_journal_send() with our
-	 * MESSAGE_ID is ignored, as is a field set from a newer version. */
+	/* What shstkd writes, and nothing else: its marker, a canonical build
+	 * identity.  _UID=0 holds on the machine (journald sets it from the
+	 * sender's credentials) and says nothing here: the uploader could
+	 * write any value; the sender's file is what vouches (above). */
 	if (!e->uid || strcmp(e->uid, "0") != 0 || !e->fleet || strcmp(e->fleet, "1") != 0 || !e->identity ||
-	    !shstk_identity_valid(e->identity)) {
+	    strncmp(e->identity, "build-id:", 9) != 0 || !shstk_identity_canonical(e->identity)) {
 		st->ignored++;
 		return 0;
 	}
+	/* Names the report lists comma-separated: what a package system or
+	 * a host name allows, else unknown. */
+	e->package = name_or_null(e->package, ".+-_");
+	e->version = name_or_null(e->version, ".+-_~:");
 	if (strcmp(e->mid, SHSTK_FLEET_MID_RUN) == 0) {
 		if (!e->have_run || !e->have_started) {
 			st->ignored++;
@@ -185,7 +221,7 @@ static int store(struct shstk_db *db, int64_t machine, const struct entry *e, st
 							       .clean = e->clean,
 						       });
 		if (r >= 0)
-			st->runs += (uint64_t)r;
+			st->now.runs += (uint64_t)r;
 	} else if (strcmp(e->mid, SHSTK_FLEET_MID_VIOLATION) == 0) {
 		if (!e->have_violation || !e->have_time || !e->grade ||
 		    (strcmp(e->grade, "confirmed") != 0 && strcmp(e->grade, "unconfirmed") != 0)) {
@@ -212,7 +248,7 @@ static int store(struct shstk_db *db, int64_t machine, const struct entry *e, st
 								     .ret_offset = e->ret_offset,
 							     });
 		if (r >= 0)
-			st->violations += (uint64_t)r;
+			st->now.violations += (uint64_t)r;
 	} else {
 		if (!e->have_time || !known_state(e->state) || !e->decision) {
 			st->ignored++;
@@ -230,7 +266,7 @@ static int store(struct shstk_db *db, int64_t machine, const struct entry *e, st
 								    .old_decision = e->old_decision,
 							    });
 		if (r >= 0)
-			st->decisions += (uint64_t)r;
+			st->now.decisions += (uint64_t)r;
 	}
 	return r;
 }
@@ -255,9 +291,17 @@ struct machine_list {
 	size_t n;
 };
 
-/* Every _MACHINE_ID in the files, collected first: matches and
+static bool hex32(const char *v)
+{
+	for (size_t i = 0; i < 32; i++)
+		if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Every _MACHINE_ID in one sender's files, collected first: matches and
  * enumeration share the journal object. */
-static int machines(sd_journal *j, struct machine_list *l)
+static int machines(sd_journal *j, struct machine_list *l, struct fleet_ingest_stats *st)
 {
 	const void *d;
 	size_t len;
@@ -269,8 +313,15 @@ static int machines(sd_journal *j, struct machine_list *l)
 	SD_JOURNAL_FOREACH_UNIQUE(j, d, len) {
 		char(*v)[33];
 
-		if (len != 12 + 32)
-			continue; /* "_MACHINE_ID=" and 32 hex digits, nothing else */
+		/* "_MACHINE_ID=" and 32 lower-case hex digits, as sd-id128 writes it */
+		if (len != 12 + 32 || !hex32((const char *)d + 12)) {
+			st->bad_machine_ids++;
+			continue;
+		}
+		if (l->n >= st->max_machines_per_sender) {
+			st->capped_machines++;
+			continue;
+		}
 		v = reallocarray(l->id, l->n + 1, sizeof(*v));
 		if (!v)
 			return -ENOMEM;
@@ -282,33 +333,127 @@ static int machines(sd_journal *j, struct machine_list *l)
 	return 0;
 }
 
-static void progress(const struct fleet_ingest_opts *o, const struct fleet_ingest_stats *st, size_t machine,
-		     size_t n_machines, bool last)
+static void progress(const struct fleet_ingest_opts *o, const struct fleet_ingest_stats *st, bool last)
 {
 	double s;
 
 	if (!o->progress)
 		return;
 	s = (double)(shstk_clock_us(CLOCK_MONOTONIC) - st->t0_us) / 1e6;
-	fprintf(stderr, "%singest: machine %zu/%zu, %" PRIu64 " entries read (%.0f/s), %" PRIu64 " runs, %" PRIu64
-		" violations, %" PRIu64 " decisions new%s", o->tty ? "\r" : "", machine, n_machines, st->entries,
-		s > 0 ? (double)st->entries / s : 0.0, st->runs, st->violations, st->decisions,
+	fprintf(stderr, "%singest: sender %" PRIu64 ", machine %" PRIu64 ", %" PRIu64 " entries read (%.0f/s), %" PRIu64
+		" runs, %" PRIu64 " violations, %" PRIu64 " decisions new%s", o->tty ? "\r" : "", st->senders,
+		st->machines, st->entries, s > 0 ? (double)st->entries / s : 0.0, st->now.runs, st->now.violations, st->now.decisions,
 		o->tty && !last ? "\033[K" : "\n");
 	if (last && o->tty)
 		fputc('\n', stderr);
 	fflush(stderr);
 }
 
-/* One machine from its cursor on; commits (with the cursor) every INGEST_BATCH entries. */
-static int ingest_machine(sd_journal *j, struct shstk_db *db, const char *machine_id, const struct fleet_ingest_opts *o,
-			  struct fleet_ingest_stats *st, uint64_t *pending, size_t idx, size_t n_machines)
+/* One sender's files, open as one journal. */
+struct sender {
+	char name[SHSTK_FLEET_SENDER_MAX + 1];
+	char **files; /* absolute paths, NULL-terminated */
+	size_t n_files;
+	sd_journal *j;
+	uint64_t usage; /* the files' size when opened: smaller means sd-journal dropped one */
+};
+
+/* sd-journal dropped a file of @s: find which (it is the one that cannot
+ * be read through on its own) and say so. */
+static int dropped(struct sender *s, struct fleet_ingest_stats *st)
+{
+	if (s->n_files == 1) {
+		snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[0]);
+		return -EBADMSG;
+	}
+	/* A file that fails on its own; sd-journal may also only trip over it
+	 * through the match's entry arrays, then all are named. */
+	for (size_t i = 0; i < s->n_files; i++) {
+		const char *one[2] = { s->files[i], NULL };
+		sd_journal *j = NULL;
+		uint64_t before = 0, after = 0;
+		int r;
+
+		if (sd_journal_open_files(&j, one, 0) < 0 || sd_journal_get_usage(j, &before) < 0)
+			goto bad;
+		while ((r = sd_journal_next(j)) > 0)
+			;
+		if (r < 0 || sd_journal_get_usage(j, &after) < 0 || after < before)
+			goto bad;
+		sd_journal_close(j);
+		continue;
+bad:
+		sd_journal_close(j);
+		snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[i]);
+		return -EBADMSG;
+	}
+	{
+		size_t n = (size_t)snprintf(st->bad_file, sizeof(st->bad_file), "one of");
+
+		for (size_t i = 0; i < s->n_files && n < sizeof(st->bad_file); i++)
+			n += (size_t)snprintf(st->bad_file + n, sizeof(st->bad_file) - n, " %s", s->files[i]);
+	}
+	return -EBADMSG;
+}
+
+static int check_intact(struct sender *s, struct fleet_ingest_stats *st)
+{
+	uint64_t u = 0;
+	int r;
+
+	r = sd_journal_get_usage(s->j, &u);
+	if (r < 0)
+		return r;
+	return u < s->usage ? dropped(s, st) : 0;
+}
+
+/* Cursor and count of machine @machine up to the current entry, and commit. */
+static int commit_machine(struct sender *s, struct shstk_db *db, int64_t machine, const char *host, uint64_t added,
+			  struct fleet_ingest_stats *st)
+{
+	_cleanup_free_ char *c = NULL;
+	int r;
+
+	r = check_intact(s, st);
+	if (r < 0 || (r = sd_journal_get_cursor(s->j, &c)) < 0 ||
+	    (r = shstk_db_fleet_machine_done(db, machine, host, c, added, shstk_clock_us(CLOCK_REALTIME))) < 0 ||
+	    (r = shstk_db_commit(db)) < 0 || (r = shstk_db_begin(db)) < 0)
+		return r;
+	st->commits++;
+	st->committed = st->now;
+	return 0;
+}
+
+/* Reads the current entry into @e and stores it. */
+static int one_entry(sd_journal *j, struct shstk_db *db, int64_t machine, struct entry *e, struct fleet_ingest_stats *st)
+{
+	const void *d;
+	size_t len;
+
+	memset(e, 0, offsetof(struct entry, buf));
+	e->used = 0;
+	SD_JOURNAL_FOREACH_DATA(j, d, len)
+		field(e, d, len);
+	st->entries++;
+	if (!e->mid) {
+		st->ignored++;
+		return 0;
+	}
+	return store(db, machine, e, st);
+}
+
+/* One machine of sender @s from its cursor on; commits (with the cursor) every batch. */
+static int ingest_machine(struct sender *s, struct shstk_db *db, const char *machine_id,
+			  const struct fleet_ingest_opts *o, struct fleet_ingest_stats *st, uint64_t *pending)
 {
 	_cleanup_free_ char *cursor = NULL, *host = NULL;
+	sd_journal *j = s->j;
+	bool current = false;
 	int64_t machine;
 	uint64_t added = 0;
 	int r;
 
-	r = shstk_db_fleet_machine(db, machine_id, shstk_clock_us(CLOCK_REALTIME), &machine, &cursor);
+	r = shstk_db_fleet_machine(db, s->name, machine_id, shstk_clock_us(CLOCK_REALTIME), &machine, &cursor);
 	if (r < 0)
 		return r;
 	r = add_matches(j, machine_id);
@@ -318,51 +463,41 @@ static int ingest_machine(sd_journal *j, struct shstk_db *db, const char *machin
 	if (r < 0)
 		return r;
 	if (cursor) {
-		/* Seeking lands on the cursor's entry (or the next one if it is
-		 * gone): step over it only if it is the one already stored. */
+		/* Seeking lands on the cursor's entry, or on the next one when
+		 * that entry is gone (vacuumed, or its file rotated away): then
+		 * the entry landed on is new and is read first. */
 		r = sd_journal_next(j);
-		if (r > 0 && sd_journal_test_cursor(j, cursor) <= 0)
-			r = sd_journal_previous(j);
 		if (r < 0)
 			return r;
+		if (r > 0 && sd_journal_test_cursor(j, cursor) <= 0) {
+			current = true;
+			st->cursors_gone++;
+		}
 	}
 	for (;;) {
 		struct entry e;
-		const void *d;
-		size_t len;
 
-		r = sd_journal_next(j);
-		if (r <= 0)
-			break;
-		memset(&e, 0, offsetof(struct entry, buf));
-		e.used = 0;
-		SD_JOURNAL_FOREACH_DATA(j, d, len)
-			field(&e, d, len);
-		st->entries++;
-		added++;
-		if (!e.mid) {
-			st->ignored++;
-		} else {
-			r = store(db, machine, &e, st);
-			if (r < 0)
-				return r;
+		if (!current) {
+			r = sd_journal_next(j);
+			if (r <= 0)
+				break;
 		}
+		current = false;
+		r = one_entry(j, db, machine, &e, st);
+		if (r < 0)
+			return r;
+		added++;
 		if (e.hostname && !host)
-			host = strdup(e.hostname);
+			host = strdup(name_or_null(e.hostname, ".-_") ?: "-");
 		if (++*pending >= (o->batch ? o->batch : INGEST_BATCH)) {
-			_cleanup_free_ char *c = NULL;
-
-			r = sd_journal_get_cursor(j, &c);
-			if (r < 0 || (r = shstk_db_fleet_machine_done(db, machine, host, c, added,
-								      shstk_clock_us(CLOCK_REALTIME))) < 0 ||
-			    (r = shstk_db_commit(db)) < 0 || (r = shstk_db_begin(db)) < 0)
+			r = commit_machine(s, db, machine, host, added, st);
+			if (r < 0)
 				return r;
 			added = 0;
 			*pending = 0;
-			st->commits++;
 			if (shstk_clock_us(CLOCK_MONOTONIC) - st->last_progress_us >= 1000000) {
 				st->last_progress_us = shstk_clock_us(CLOCK_MONOTONIC);
-				progress(o, st, idx + 1, n_machines, false);
+				progress(o, st, false);
 			}
 			if (o->test_exit_after && st->commits >= o->test_exit_after)
 				_exit(99); /* the crash test: as if killed right after a commit */
@@ -370,7 +505,10 @@ static int ingest_machine(sd_journal *j, struct shstk_db *db, const char *machin
 	}
 	if (r < 0)
 		return r;
-	if (added) {
+	r = check_intact(s, st);
+	if (r < 0 || !added)
+		return r;
+	{
 		_cleanup_free_ char *c = NULL;
 
 		/* sd_journal_next() at the end leaves the position on the last
@@ -378,28 +516,208 @@ static int ingest_machine(sd_journal *j, struct shstk_db *db, const char *machin
 		r = sd_journal_get_cursor(j, &c);
 		if (r < 0)
 			return r;
-		r = shstk_db_fleet_machine_done(db, machine, host, c, added, shstk_clock_us(CLOCK_REALTIME));
+		return shstk_db_fleet_machine_done(db, machine, host && strcmp(host, "-") ? host : NULL, c, added,
+						   shstk_clock_us(CLOCK_REALTIME));
 	}
+}
+
+static void sender_done(struct sender *s)
+{
+	for (size_t i = 0; i < s->n_files; i++)
+		free(s->files[i]);
+	free(s->files);
+	sd_journal_close(s->j);
+	*s = (struct sender){ 0 };
+}
+
+struct sender_list {
+	struct sender *v;
+	size_t n;
+};
+
+static void senders_done(struct sender_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		sender_done(&l->v[i]);
+	free(l->v);
+	*l = (struct sender_list){ 0 };
+}
+
+/*
+ * The sender a file of systemd-journal-remote --split-mode=host belongs
+ * to: remote-NAME.journal, its rotated remote-NAME@SEQ-ID.journal and a
+ * remote-NAME.journal~ set aside unclean.  0 and @name, or -EINVAL.
+ */
+int fleet_sender_of(const char *file, char name[static SHSTK_FLEET_SENDER_MAX + 1])
+{
+	size_t l = strlen(file), n;
+	const char *end;
+
+	if (l > 9 && strcmp(file + l - 9, ".journal~") == 0)
+		l -= 9;
+	else if (l > 8 && strcmp(file + l - 8, ".journal") == 0)
+		l -= 8;
+	else
+		return -EINVAL;
+	if (strncmp(file, "remote-", 7) != 0)
+		return -EINVAL;
+	end = memchr(file + 7, '@', l - 7);
+	n = (size_t)((end ? end : file + l) - (file + 7));
+	if (n == 0 || n > SHSTK_FLEET_SENDER_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!shstk_fleet_sender_char(file[7 + i]))
+			return -EINVAL;
+	memcpy(name, file + 7, n);
+	name[n] = '\0';
+	return 0;
+}
+
+static int cmp_sender(const void *a, const void *b)
+{
+	return strcmp(((const struct sender *)a)->name, ((const struct sender *)b)->name);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files of @dir by sender; files of no sender are counted (and the first one named). */
+static int list_senders(const char *dir, struct sender_list *l, struct fleet_ingest_stats *st)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (r >= 0 && (errno = 0, de = readdir(d))) {
+		char name[SHSTK_FLEET_SENDER_MAX + 1];
+		struct sender *s = NULL;
+		char **f, *path;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (fleet_sender_of(de->d_name, name) < 0) {
+			if (!st->foreign_files++)
+				snprintf(st->foreign_file, sizeof(st->foreign_file), "%s", de->d_name);
+			continue;
+		}
+		for (size_t i = 0; i < l->n && !s; i++)
+			if (strcmp(l->v[i].name, name) == 0)
+				s = &l->v[i];
+		if (!s) {
+			struct sender *v = reallocarray(l->v, l->n + 1, sizeof(*v));
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			l->v = v;
+			s = &l->v[l->n++];
+			*s = (struct sender){ 0 };
+			memcpy(s->name, name, sizeof(name));
+		}
+		f = reallocarray(s->files, s->n_files + 2, sizeof(*f));
+		if (!f || asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+			if (f)
+				s->files = f;
+			r = -ENOMEM;
+			break;
+		}
+		s->files = f;
+		s->files[s->n_files++] = path;
+		s->files[s->n_files] = NULL;
+	}
+	if (r >= 0 && errno)
+		r = -errno;
+	closedir(d);
+	if (r < 0)
+		return r;
+	qsort(l->v, l->n, sizeof(*l->v), cmp_sender);
+	for (size_t i = 0; i < l->n; i++)
+		qsort(l->v[i].files, l->v[i].n_files, sizeof(char *), cmp_str);
+	return 0;
+}
+
+static int ingest_sender(struct sender *s, struct shstk_db *db, const struct fleet_ingest_opts *o,
+			 struct fleet_ingest_stats *st, uint64_t *pending)
+{
+	struct machine_list l = { 0 };
+	int r;
+
+	/* Refuses the whole sender when one of its files cannot be opened. */
+	r = sd_journal_open_files(&s->j, (const char **)s->files, 0);
+	if (r < 0) {
+		snprintf(st->bad_file, sizeof(st->bad_file), "one of sender %s's %zu files", s->name, s->n_files);
+		for (size_t i = 0; i < s->n_files; i++) {
+			const char *one[2] = { s->files[i], NULL };
+			sd_journal *j = NULL;
+
+			if (sd_journal_open_files(&j, one, 0) < 0) {
+				snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[i]);
+				break;
+			}
+			sd_journal_close(j);
+		}
+		st->bad_errno = -r;
+		return r == -ENOMEM ? r : -EBADMSG;
+	}
+	r = sd_journal_get_usage(s->j, &s->usage);
+	if (r >= 0)
+		r = machines(s->j, &l, st);
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		r = ingest_machine(s, db, l.id[i], o, st, pending);
+		st->machines++;
+	}
+	free(l.id);
 	return r;
 }
 
 int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest_opts *o, struct fleet_ingest_stats *st)
 {
-	sd_journal *j = NULL;
-	struct machine_list l = { 0 };
+	struct sender_list l = { 0 };
 	uint64_t pending = 0;
 	int r;
 
 	st->t0_us = st->last_progress_us = shstk_clock_us(CLOCK_MONOTONIC);
-	r = sd_journal_open_directory(&j, dir, 0);
+	if (!st->max_machines_per_sender)
+		st->max_machines_per_sender = FLEET_MAX_MACHINES_PER_SENDER;
+	r = list_senders(dir, &l, st);
 	if (r < 0)
 		return r;
-	r = machines(j, &l);
-	if (r >= 0)
-		r = shstk_db_begin(db);
+	if (l.n == 0) {
+		/* Not a collector's directory (or the wrong one): say so, not "0 machines". */
+		senders_done(&l);
+		return -ENOMSG;
+	}
+	r = shstk_db_begin(db);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
-		r = ingest_machine(j, db, l.id[i], o, st, &pending, i, l.n);
-		st->machines++;
+		if (!shstk_policy_fleet_sender_trusted(o->policy, l.v[i].name)) {
+			if (!st->untrusted++)
+				snprintf(st->untrusted_first, sizeof(st->untrusted_first), "%s", l.v[i].name);
+			continue;
+		}
+		/* A sender starts on a commit: one whose files turn out corrupt
+		 * takes back only its own uncommitted rows. */
+		if (pending && (r = shstk_db_commit(db)) >= 0 && (r = shstk_db_begin(db)) >= 0)
+			pending = 0;
+		st->committed = st->now;
+		if (r < 0)
+			break;
+		st->senders++;
+		r = ingest_sender(&l.v[i], db, o, st, &pending);
+		sender_done(&l.v[i]);
+		if (r == -EBADMSG) {
+			/* Named in st->bad_file; the others are still read. */
+			st->bad_senders++;
+			pending = 0;
+			st->now = st->committed; /* what the rollback takes back is not new */
+			r = shstk_db_rollback(db);
+			if (r >= 0)
+				r = shstk_db_begin(db);
+		}
 	}
 	/* The fleet's decisions, from everything stored so far (builds marked
 	 * by an ingest killed before it got here included). */
@@ -417,8 +735,7 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 		r = shstk_db_commit(db);
 	else
 		(void)shstk_db_rollback(db);
-	progress(o, st, l.n, l.n, true);
-	free(l.id);
-	sd_journal_close(j);
-	return r;
+	progress(o, st, true);
+	senders_done(&l);
+	return r < 0 ? r : st->bad_senders ? -EBADMSG : 0;
 }

@@ -16,12 +16,12 @@
 #include "db.h"
 
 /*
- * The row of machine @machine_id (created if new; its hostname and last
- * time updated): *ret_id, and its stored cursor in *ret_cursor (malloc'ed,
- * NULL when ingest never read it).
+ * The row of machine @machine_id as sender @sender delivers it (created
+ * if new): *ret_id, and its stored cursor in *ret_cursor (malloc'ed, NULL
+ * when ingest never read it).
  */
-int shstk_db_fleet_machine(struct shstk_db *db, const char *machine_id, int64_t now_us, int64_t *ret_id,
-			   char **ret_cursor);
+int shstk_db_fleet_machine(struct shstk_db *db, const char *sender, const char *machine_id, int64_t now_us,
+			   int64_t *ret_id, char **ret_cursor);
 /* Stores where ingest stopped in machine @id's entries, and @added entries more. */
 int shstk_db_fleet_machine_done(struct shstk_db *db, int64_t id, const char *hostname, const char *cursor,
 				uint64_t added, int64_t now_us);
@@ -53,10 +53,12 @@ struct shstk_db_fleet_decision {
 int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet_decision *d);
 
 /*
- * Re-decides every build marked dirty: quarantined when a confirmed
- * violation came from any machine (or an unconfirmed one, with
- * @unconfirmed_quarantines), verified when at least @min_machines distinct
- * machines ran it clean, auditing with fewer, candidate with none.
+ * Re-decides every build marked dirty, counting senders (a sender counts
+ * once, whatever machine ids it claims): quarantined when a confirmed
+ * violation came from any (or an unconfirmed one, with
+ * @unconfirmed_quarantines), verified when at least @min_machines senders
+ * have a machine that ran it clean and decided verified itself, auditing
+ * when any ran it clean, candidate with none.
  * since_us moves when the state does.  *ret_builds, *ret_changed: re-decided, changed state.
  */
 int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines, int64_t now_us,
@@ -66,10 +68,11 @@ int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unc
 struct shstk_db_fleet_build_row {
 	const char *identity, *package, *state;
 	int64_t since_us;
-	int64_t machines_clean, machines_violated, machines_unconfirmed;
+	int64_t machines_clean, machines_violated, machines_unconfirmed; /* senders (above) */
+	int64_t machines_ran; /* senders with clean runs, verified there or not */
 	const char *versions;        /* package versions seen, oldest first, comma-separated */
 	const char *first_violated_version; /* of the earliest confirmed violation, NULL if none */
-	const char *clean_on, *violated_on; /* host names (else machine ids), comma-separated */
+	const char *clean_on, *violated_on; /* "HOST [SENDER]" (else the machine id), comma-separated */
 };
 /* Every build (or only @identity), by identity. */
 int shstk_db_fleet_builds_foreach(struct shstk_db *db, const char *identity,

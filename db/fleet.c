@@ -8,8 +8,8 @@
 #include "db-fleet.h"
 
 static const char SQL_MACHINE[] =
-	"INSERT INTO fleet_machines(machine_id, first_us, last_us) VALUES (?1, ?2, ?2) "
-	"ON CONFLICT(machine_id) DO UPDATE SET last_us = excluded.last_us RETURNING id, cursor";
+	"INSERT INTO fleet_machines(sender, machine_id, first_us, last_us) VALUES (?1, ?2, ?3, ?3) "
+	"ON CONFLICT(sender, machine_id) DO UPDATE SET last_us = last_us RETURNING id, cursor";
 static const char SQL_MACHINE_DONE[] =
 	"UPDATE fleet_machines SET cursor = coalesce(?2, cursor), hostname = coalesce(?3, hostname), "
 	"entries = entries + ?4, last_us = ?5 WHERE id = ?1";
@@ -35,19 +35,29 @@ static const char SQL_DECISION_ADD[] =
 	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING";
 
 /*
- * The fleet's decision per dirty build (fleet.h).  The machine counts come
- * from the indexes on (build, clean, machine) and (build, grade, machine).
+ * The fleet's decision per dirty build (db-fleet.h).  Counted are senders,
+ * not machine ids: one sender may claim any number of those.  A sender
+ * counts clean when one of its machines ran the build clean AND that
+ * machine's own latest decision about it says verified, so every local
+ * rule (clean runs, boots, users, rate limits) was met there, not just
+ * one clean run.  The counts come from the indexes on (build, clean,
+ * machine), (build, grade, machine) and fleet_decisions' key.
  */
 static const char SQL_REDECIDE_COUNT[] =
 	"UPDATE fleet_builds SET "
-	"machines_clean = (SELECT count(DISTINCT machine) FROM fleet_runs r WHERE r.build = fleet_builds.id AND r.clean), "
-	"machines_violated = (SELECT count(DISTINCT machine) FROM fleet_violations v WHERE v.build = fleet_builds.id "
-	"AND v.grade = 'confirmed'), "
-	"machines_unconfirmed = (SELECT count(DISTINCT machine) FROM fleet_violations v WHERE v.build = fleet_builds.id "
-	"AND v.grade = 'unconfirmed') WHERE dirty";
+	"machines_clean = (SELECT count(DISTINCT m.sender) FROM (SELECT DISTINCT machine FROM fleet_runs r "
+	"WHERE r.build = fleet_builds.id AND r.clean) x JOIN fleet_machines m ON m.id = x.machine "
+	"WHERE (SELECT d.state FROM fleet_decisions d WHERE d.machine = x.machine AND d.build = fleet_builds.id "
+	"ORDER BY d.time_us DESC LIMIT 1) = 'verified'), "
+	"machines_ran = (SELECT count(DISTINCT m.sender) FROM (SELECT DISTINCT machine FROM fleet_runs r "
+	"WHERE r.build = fleet_builds.id AND r.clean) x JOIN fleet_machines m ON m.id = x.machine), "
+	"machines_violated = (SELECT count(DISTINCT m.sender) FROM fleet_violations v JOIN fleet_machines m "
+	"ON m.id = v.machine WHERE v.build = fleet_builds.id AND v.grade = 'confirmed'), "
+	"machines_unconfirmed = (SELECT count(DISTINCT m.sender) FROM fleet_violations v JOIN fleet_machines m "
+	"ON m.id = v.machine WHERE v.build = fleet_builds.id AND v.grade = 'unconfirmed') WHERE dirty";
 static const char SQL_REDECIDE_STATE[] =
 	"WITH n AS (SELECT id, CASE WHEN machines_violated > 0 OR (?2 AND machines_unconfirmed > 0) THEN 'quarantined' "
-	"WHEN machines_clean >= ?1 THEN 'verified' WHEN machines_clean > 0 THEN 'auditing' ELSE 'candidate' END AS s "
+	"WHEN machines_clean >= ?1 THEN 'verified' WHEN machines_ran > 0 THEN 'auditing' ELSE 'candidate' END AS s "
 	"FROM fleet_builds WHERE dirty) "
 	"UPDATE fleet_builds SET since_us = CASE WHEN state IS NOT (SELECT s FROM n WHERE n.id = fleet_builds.id) "
 	"OR since_us IS NULL THEN ?3 ELSE since_us END, state = (SELECT s FROM n WHERE n.id = fleet_builds.id), "
@@ -61,25 +71,28 @@ static const char SQL_BUILDS[] =
 	"package_version IS NOT NULL ORDER BY 1)), "
 	"(SELECT package_version FROM fleet_violations x WHERE x.build = b.id AND grade = 'confirmed' "
 	"ORDER BY time_us LIMIT 1), "
-	"(SELECT group_concat(h, ',') FROM (SELECT DISTINCT coalesce(m.hostname, m.machine_id) AS h FROM fleet_runs r "
-	"JOIN fleet_machines m ON m.id = r.machine WHERE r.build = b.id AND r.clean ORDER BY 1)), "
-	"(SELECT group_concat(h, ',') FROM (SELECT DISTINCT coalesce(m.hostname, m.machine_id) AS h FROM "
-	"fleet_violations x JOIN fleet_machines m ON m.id = x.machine WHERE x.build = b.id AND x.grade = 'confirmed' "
-	"ORDER BY 1)) "
+	"(SELECT group_concat(h, ',') FROM (SELECT DISTINCT coalesce(m.hostname, m.machine_id) || ' [' || m.sender || ']' "
+	"AS h FROM fleet_runs r JOIN fleet_machines m ON m.id = r.machine WHERE r.build = b.id AND r.clean AND "
+	"(SELECT d.state FROM fleet_decisions d WHERE d.machine = m.id AND d.build = b.id ORDER BY d.time_us DESC "
+	"LIMIT 1) = 'verified' ORDER BY 1)), "
+	"(SELECT group_concat(h, ',') FROM (SELECT DISTINCT coalesce(m.hostname, m.machine_id) || ' [' || m.sender || ']' "
+	"AS h FROM fleet_violations x JOIN fleet_machines m ON m.id = x.machine WHERE x.build = b.id AND "
+	"x.grade = 'confirmed' ORDER BY 1)), b.machines_ran "
 	"FROM fleet_builds b WHERE ?1 IS NULL OR b.identity = ?1 ORDER BY b.identity";
 static const char SQL_COUNTS[] = "SELECT count(*), coalesce(sum(entries), 0) FROM fleet_machines";
 static const char SQL_VERDICT_GET[] =
 	"SELECT state, machines_clean, machines_violated, min_machines, origin FROM fleet_verdicts WHERE identity = ?1";
 
-int shstk_db_fleet_machine(struct shstk_db *db, const char *machine_id, int64_t now_us, int64_t *ret_id,
-			   char **ret_cursor)
+int shstk_db_fleet_machine(struct shstk_db *db, const char *sender, const char *machine_id, int64_t now_us,
+			   int64_t *ret_id, char **ret_cursor)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;
 	const char *c;
 	int r;
 
 	r = db_prepare(db, SQL_MACHINE, &st);
-	if (r < 0 || (r = db_bind_text(db, st, 1, machine_id)) < 0 || (r = db_bind_int64(db, st, 2, now_us)) < 0)
+	if (r < 0 || (r = db_bind_text(db, st, 1, sender)) < 0 || (r = db_bind_text(db, st, 2, machine_id)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, now_us)) < 0)
 		return r;
 	r = db_step_row(db, st);
 	if (r <= 0)
@@ -242,6 +255,7 @@ int shstk_db_fleet_builds_foreach(struct shstk_db *db, const char *identity,
 			.first_violated_version = db_col_text(st, 8),
 			.clean_on = db_col_text(st, 9),
 			.violated_on = db_col_text(st, 10),
+			.machines_ran = sqlite3_column_int64(st, 11),
 		};
 
 		r = cb(&b, ud);

@@ -351,8 +351,10 @@ static const char migration_7[] = "ALTER TABLE violations ADD COLUMN ip_symbol T
 
 /*
  * A distribution's fleet (issue 20).  On a collector (`shstkctl fleet
- * ingest`): the machines whose journal entries it read, each with the
- * journal cursor it stopped at (written in the same transaction as the
+ * ingest`): the machines whose journal entries it read, each known by the
+ * sender it came through (the name systemd-journal-remote gave its file,
+ * which the machine does not choose) and the _MACHINE_ID it claims, each
+ * with the journal cursor it stopped at (written in the same transaction as the
  * evidence, so a killed ingest loses and duplicates nothing); the builds,
  * with the fleet's state; and each machine's runs, violations and decision
  * changes keyed by what the machine itself numbered them (its run or
@@ -367,12 +369,14 @@ static const char migration_7[] = "ALTER TABLE violations ADD COLUMN ip_symbol T
 static const char migration_8[] =
 	"CREATE TABLE fleet_machines (\n"
 	"  id INTEGER PRIMARY KEY,\n"
-	"  machine_id TEXT NOT NULL UNIQUE,\n" /* _MACHINE_ID */
-	"  hostname TEXT,\n"                   /* the latest _HOSTNAME */
+	"  sender TEXT NOT NULL,\n"            /* whose journal-remote file it came in (cli/fleet-ingest.c) */
+	"  machine_id TEXT NOT NULL,\n"        /* _MACHINE_ID, as the sender says */
+	"  hostname TEXT,\n"                   /* the latest _HOSTNAME read */
 	"  cursor TEXT,\n"                     /* where ingest stopped in this machine's entries */
 	"  entries INTEGER NOT NULL DEFAULT 0,\n"
 	"  first_us INTEGER NOT NULL,\n"
-	"  last_us INTEGER NOT NULL\n"
+	"  last_us INTEGER NOT NULL,\n"
+	"  UNIQUE (sender, machine_id)\n"
 	");\n"
 	"CREATE TABLE fleet_builds (\n"
 	"  id INTEGER PRIMARY KEY,\n"
@@ -381,7 +385,8 @@ static const char migration_8[] =
 	"  state TEXT NOT NULL DEFAULT 'candidate' CHECK (state IN\n"
 	"    ('candidate', 'auditing', 'verified', 'quarantined')),\n"
 	"  since_us INTEGER,\n"
-	"  machines_clean INTEGER NOT NULL DEFAULT 0,\n"
+	"  machines_clean INTEGER NOT NULL DEFAULT 0,\n"  /* senders: clean runs, verified there */
+	"  machines_ran INTEGER NOT NULL DEFAULT 0,\n"    /* senders: clean runs */
 	"  machines_violated INTEGER NOT NULL DEFAULT 0,\n"
 	"  machines_unconfirmed INTEGER NOT NULL DEFAULT 0,\n"
 	"  dirty INTEGER NOT NULL DEFAULT 1\n"

@@ -8,12 +8,18 @@
 # violation, then systemd-journal-upload of that journal to the collector.
 # Everything it starts is stopped by its trap; nothing outside the
 # namespace is written except under DIR.
-# Usage: fleet-machine.sh DIR HOSTNAME MACHINE_ID URL VICTIM
+# Usage: fleet-machine.sh DIR HOSTNAME MACHINE_ID URL VICTIM [UPLOAD-OPTION...]
+# (the options are passed to systemd-journal-upload, e.g. --trust=CA.pem).
+# FLEET_UPLOAD_NET: a network namespace file (nsenter --net) the upload
+# runs in, so that the collector sees it come from this machine's own
+# address; journald and shstkd stay in the initial network namespace (the
+# proc connector and audit netlink exist only there).
 # DIR holds policy.conf, shstk.db (scanned), preload-allowlist; the
 # machine's journal is exported to DIR/journal.export for the test to read.
 set -eu
 . "$SHSTK_SRCDIR/tests/include/lib.sh"
 dir=$1 host=$2 mid=$3 url=$4 victim=$5
+shift 5
 d="$SHSTK_BUILDDIR/auditd/shstkd"
 pl="$SHSTK_BUILDDIR/preload/libshstk_preload.so"
 feed="$SHSTK_BUILDDIR/tests/tools/audit-feed.so"
@@ -96,6 +102,6 @@ journalctl -D "$jdir" -o export >"$dir/journal.export"
 journalctl -D "$jdir" -x --no-pager MESSAGE_ID=7571215c8ddc42c68c60e9edc8d42e9e >"$dir/catalog.txt" 2>&1 || true
 
 # Ship it: systemd-journal-upload reads this machine's journal directory.
-/lib/systemd/systemd-journal-upload --url="$url" -D "$jdir" --follow=no --save-state="$dir/upload.state" \
+${FLEET_UPLOAD_NET:+nsenter --net="$FLEET_UPLOAD_NET"} /lib/systemd/systemd-journal-upload --url="$url" -D "$jdir" --follow=no --save-state="$dir/upload.state" "$@" \
 	>"$dir/upload.log" 2>&1 || { echo "FAIL: $host: systemd-journal-upload failed"; cat "$dir/upload.log"; exit 1; }
 echo "machine $host: $(entries 4b3b4a93b1e54aa9b19e4c55efedf345) run, $(entries 7571215c8ddc42c68c60e9edc8d42e9e) violation, $(entries 1c07f0c5e5204ffba4cb0c51b7224541) decision entries uploaded"
