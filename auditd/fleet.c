@@ -47,14 +47,36 @@ static void send_entry(struct shstkd *d, struct shstk_fleet_entry *e)
 #endif
 }
 
-/* The owner of @path, -1 when it cannot be told (gone, unreadable). */
-static int64_t owner_of(const char *path)
-{
-	struct stat st;
+/* How old the list of homes may get before getpwent() is read again. */
+#define HOMES_MAX_AGE_US (60LL * 1000000)
 
-	if (!path || path[0] != '/' || stat(path, &st) < 0)
+/*
+ * Who answers for @path (engine/fleet.h): the path is shipped only when it
+ * is root (0).  The homes are read again once a minute at most: getpwent()
+ * may ask a directory server.
+ */
+static int64_t owner_of(struct shstkd *d, const char *path)
+{
+	int64_t now;
+
+	if (!path || path[0] != '/')
 		return -1;
-	return (int64_t)st.st_uid;
+	now = shstk_clock_us(CLOCK_MONOTONIC);
+	if (!d->fleet_homes_us || now - d->fleet_homes_us > HOMES_MAX_AGE_US) {
+		int r = shstk_fleet_homes_load(&d->fleet_homes);
+
+		if (r < 0) {
+			shstkd_log(d, LOG_WARNING, "fleet: cannot list the home directories: %s", strerror(-r));
+			return -1; /* without them, no path is known to be nobody's */
+		}
+		d->fleet_homes_us = now;
+	}
+	return shstk_fleet_path_owner(path, &d->fleet_homes);
+}
+
+void shstkd_fleet_done(struct shstkd *d)
+{
+	shstk_fleet_homes_done(&d->fleet_homes);
 }
 
 struct object_facts {
@@ -108,7 +130,7 @@ static int run_cb(const struct shstk_db_run *run, void *ud)
 		.package = f.package,
 		.package_version = f.version,
 		.exe = run->exe_path,
-		.exe_owner = owner_of(run->exe_path),
+		.exe_owner = owner_of(c->d, run->exe_path),
 		.mode = run->mode_applied,
 		.source = run->source,
 		.started_us = run->started_us,
@@ -157,16 +179,16 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		.package = v->package ? v->package : f.package,
 		.package_version = v->package_version ? v->package_version : f.version,
 		.exe = v->exe_path,
-		.exe_owner = owner_of(v->exe_path),
+		.exe_owner = owner_of(c->d, v->exe_path),
 		.mode = v->mode,
 		.action = v->action,
 		.kind = v->kind,
 		.sources = v->sources,
 		.ip_object = v->ip_object,
-		.ip_object_owner = owner_of(v->ip_object),
+		.ip_object_owner = owner_of(c->d, v->ip_object),
 		.ip_offset = v->ip_offset,
 		.ret_object = v->ret_object,
-		.ret_object_owner = owner_of(v->ret_object),
+		.ret_object_owner = owner_of(c->d, v->ret_object),
 		.ret_offset = v->ret_offset,
 		.ip_symbol = v->ip_symbol,
 		.ret_symbol = v->ret_symbol,

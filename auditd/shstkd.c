@@ -884,6 +884,7 @@ int main(int argc, char **argv)
 	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
 	setenv("DEBUGINFOD_MAXTIME", "20", 0);
 	r = run(&d);
+	shstkd_fleet_done(&d);
 	shstkd_events_close(&d);
 	shstk_rate_done(&d.rate);
 	shstk_rate_done(&d.rate_sender);

@@ -15,6 +15,7 @@
 
 #include "db.h"
 #include "evidence.h"
+#include "fleet.h"
 #include "identity.h"
 #include "policy.h"
 #include "publish.h"
@@ -138,6 +139,8 @@ struct shstkd {
 	unsigned n_sym_pending;
 	uint64_t n_sym_dropped;
 	uint64_t n_fleet_sent, n_fleet_lost; /* fleet.c: journal entries written, refused */
+	struct shstk_fleet_homes fleet_homes; /* the homes the path rule refuses, */
+	int64_t fleet_homes_us;      /* read then (CLOCK_MONOTONIC), 0 never */
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
@@ -157,6 +160,8 @@ void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w);
 void shstkd_fleet_run(struct shstkd *d, int64_t run);
 void shstkd_fleet_violation(struct shstkd *d, int64_t id);
 void shstkd_fleet_decisions(struct shstkd *d);
+/* Frees what fleet.c keeps. */
+void shstkd_fleet_done(struct shstkd *d);
 
 int shstkd_kmsg_open(struct shstkd *d);
 int shstkd_audit_open(struct shstkd *d);
