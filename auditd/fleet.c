@@ -3,58 +3,185 @@
  * shstkd's fleet evidence: with [fleet] share = yes, every run end,
  * violation and decision change also becomes a structured journal entry
  * (engine/fleet.h) for systemd-journal-upload to ship to a collector.
- * Sent to journald whether or not shstkd logs there (--journal): the
- * entries are data, not log lines.  A journal that is not running loses
- * them, as it loses any log line; the database keeps the evidence.
+ *
+ * The entries go to a journal namespace of their own (journald's
+ * LogNamespace=, instance systemd-journald@shstk-fleet), not to the
+ * machine's journal: systemd-journal-upload (v252 has no match filter and
+ * no --namespace) ships a whole journal directory, and the machine's
+ * journal holds everything else too: shstkd's own log lines (with the
+ * victim's path, comm and pid), sudo's, every user's.  Uploading only the
+ * namespace's directory ships only what this file writes there.
+ *
+ * sd_journal_sendv() cannot pick a namespace, so the entries are written
+ * here in journald's native protocol (systemd's JOURNAL_NATIVE_PROTOCOL.md)
+ * to the namespace's socket.  A journal that is not running loses them, as
+ * it loses any log line (counted and logged, 1st, 2nd, 4th, ...); the
+ * database keeps the evidence.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <syslog.h>
+#include <unistd.h>
 
-#include "config.h" /* HAVE_SYSTEMD */
 #include "fleet.h"
 #include "shstkd.h"
 
-#if HAVE_SYSTEMD
-#include <systemd/sd-journal.h>
-#endif
-
 #define META_HISTORY_SENT "fleet.history_sent"
+
+/* How long one entry may wait for a journald whose queue is full: the
+ * event loop waits with it.  After one such wait, entries are not waited
+ * for until one gets through again, so a stopped journald costs this once. */
+#define SEND_TIMEOUT_US 100000
+
+/* How old the list of homes may get before getpwent() is read again. */
+#define HOMES_MAX_AGE_US (60LL * 1000000)
+
+/*
+ * The native protocol: "NAME=value\n" per field; a value holding a newline
+ * as "NAME\n", its length (64 bits, little-endian), the value, "\n".  Our
+ * values are one printable line (fleet-entry.c), so the second form is the
+ * defence of a field that is not.
+ */
+static int entry_datagram(const struct shstk_fleet_entry *e, char **ret, size_t *ret_len)
+{
+	size_t len = 0, off = 0;
+	char *buf;
+
+	for (size_t i = 0; i < e->n; i++) {
+		const char *eq = strchr(e->field[i], '=');
+
+		if (!eq || eq == e->field[i])
+			return -EINVAL;
+		len += strlen(e->field[i]) + 1 + (strchr(eq, '\n') ? 8 : 0);
+	}
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n; i++) {
+		const char *f = e->field[i], *eq = strchr(f, '=');
+		size_t nl = (size_t)(eq - f), vl = strlen(eq + 1);
+
+		if (!strchr(eq, '\n')) {
+			memcpy(buf + off, f, nl + 1 + vl);
+			off += nl + 1 + vl;
+		} else {
+			uint64_t v = vl;
+
+			memcpy(buf + off, f, nl);
+			off += nl;
+			buf[off++] = '\n';
+			for (int b = 0; b < 8; b++)
+				buf[off++] = (char)(v >> (8 * b));
+			memcpy(buf + off, eq + 1, vl);
+			off += vl;
+		}
+		buf[off++] = '\n';
+	}
+	*ret = buf;
+	*ret_len = off;
+	return 0;
+}
+
+/*
+ * One datagram to the namespace's socket.  No memfd for large entries
+ * (what journald accepts beyond a datagram): an entry is at most
+ * SHSTK_FLEET_MAX_FIELDS fields of SHSTK_FLEET_FIELD_MAX bytes, some
+ * 135 KB, under the ~208 KB datagram the default AF_UNIX send buffer
+ * (net.core.wmem_default) allows; one the kernel refuses (EMSGSIZE) is lost
+ * and counted like any other.
+ */
+static int send_datagram(struct shstkd *d, const char *buf, size_t len)
+{
+	const char *path = d->o.fleet_socket ? d->o.fleet_socket : SHSTKD_FLEET_SOCKET;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	ssize_t n;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (d->fleet_fd < 0) {
+		struct timeval tv = { .tv_sec = 0, .tv_usec = SEND_TIMEOUT_US };
+
+		d->fleet_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (d->fleet_fd < 0)
+			return negerrno();
+		(void)setsockopt(d->fleet_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	/* Addressed each time, not connected: a restarted journald is found again. */
+	n = sendto(d->fleet_fd, buf, len, MSG_NOSIGNAL | (d->fleet_stalled ? MSG_DONTWAIT : 0),
+		   (const struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1));
+	if (n < 0) {
+		int r = negerrno();
+
+		if (r == -EAGAIN)
+			d->fleet_stalled = true;
+		return r;
+	}
+	d->fleet_stalled = false;
+	return (size_t)n == len ? 0 : -EMSGSIZE;
+}
 
 static void send_entry(struct shstkd *d, struct shstk_fleet_entry *e)
 {
-#if HAVE_SYSTEMD
-	struct iovec iov[SHSTK_FLEET_MAX_FIELDS];
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
 	int r;
 
-	for (size_t i = 0; i < e->n; i++)
-		iov[i] = (struct iovec){ .iov_base = e->field[i], .iov_len = strlen(e->field[i]) };
-	r = sd_journal_sendv(iov, (int)e->n);
+	r = entry_datagram(e, &buf, &len);
+	if (r >= 0)
+		r = send_datagram(d, buf, len);
 	if (r < 0) {
 		d->n_fleet_lost++;
 		/* The 1st, 2nd, 4th, ...: a journal that is gone is said, not flooded. */
 		if ((d->n_fleet_lost & (d->n_fleet_lost - 1)) == 0)
-			shstkd_log(d, LOG_WARNING, "fleet entry not written to the journal (%" PRIu64 " so far): %s",
-				   d->n_fleet_lost, strerror(-r));
+			shstkd_log(d, LOG_WARNING, "fleet entry not written to %s (%" PRIu64 " so far): %s",
+				   d->o.fleet_socket ? d->o.fleet_socket : SHSTKD_FLEET_SOCKET, d->n_fleet_lost,
+				   strerror(-r));
 		return;
 	}
 	d->n_fleet_sent++;
-#else
-	(void)d;
-	(void)e;
-#endif
 }
 
-/* The owner of @path, -1 when it cannot be told (gone, unreadable). */
-static int64_t owner_of(const char *path)
+void shstkd_fleet_done(struct shstkd *d)
 {
-	struct stat st;
+	if (d->policy && d->policy->fleet_share)
+		shstkd_log(d, LOG_INFO, "fleet: %" PRIu64 " entries written, %" PRIu64 " lost", d->n_fleet_sent,
+			   d->n_fleet_lost);
+	if (d->fleet_fd >= 0)
+		close(d->fleet_fd);
+	d->fleet_fd = -1;
+	shstk_fleet_homes_done(&d->fleet_homes);
+}
 
-	if (!path || path[0] != '/' || stat(path, &st) < 0)
+/*
+ * Who answers for @path (engine/fleet.h): the path is shipped only when it
+ * is root (0).  The homes are read again once a minute at most: getpwent()
+ * may ask a directory server.
+ */
+static int64_t owner_of(struct shstkd *d, const char *path)
+{
+	int64_t now;
+
+	if (!path || path[0] != '/')
 		return -1;
-	return (int64_t)st.st_uid;
+	now = shstk_clock_us(CLOCK_MONOTONIC);
+	if (!d->fleet_homes_us || now - d->fleet_homes_us > HOMES_MAX_AGE_US) {
+		int r = shstk_fleet_homes_load(&d->fleet_homes);
+
+		if (r < 0) {
+			shstkd_log(d, LOG_WARNING, "fleet: cannot list the home directories: %s", strerror(-r));
+			return -1; /* without them, no path is known to be nobody's */
+		}
+		d->fleet_homes_us = now;
+	}
+	return shstk_fleet_path_owner(path, &d->fleet_homes);
 }
 
 struct object_facts {
@@ -108,7 +235,7 @@ static int run_cb(const struct shstk_db_run *run, void *ud)
 		.package = f.package,
 		.package_version = f.version,
 		.exe = run->exe_path,
-		.exe_owner = owner_of(run->exe_path),
+		.exe_owner = owner_of(c->d, run->exe_path),
 		.mode = run->mode_applied,
 		.source = run->source,
 		.started_us = run->started_us,
@@ -157,16 +284,16 @@ static int violation_cb(const struct shstk_db_violation *v, void *ud)
 		.package = v->package ? v->package : f.package,
 		.package_version = v->package_version ? v->package_version : f.version,
 		.exe = v->exe_path,
-		.exe_owner = owner_of(v->exe_path),
+		.exe_owner = owner_of(c->d, v->exe_path),
 		.mode = v->mode,
 		.action = v->action,
 		.kind = v->kind,
 		.sources = v->sources,
 		.ip_object = v->ip_object,
-		.ip_object_owner = owner_of(v->ip_object),
+		.ip_object_owner = owner_of(c->d, v->ip_object),
 		.ip_offset = v->ip_offset,
 		.ret_object = v->ret_object,
-		.ret_object_owner = owner_of(v->ret_object),
+		.ret_object_owner = owner_of(c->d, v->ret_object),
 		.ret_offset = v->ret_offset,
 		.ip_symbol = v->ip_symbol,
 		.ret_symbol = v->ret_symbol,

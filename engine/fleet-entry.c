@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The fleet journal entries as "FIELD=value" strings, built without journald so that they can be tested (fleet.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "fleet.h"
@@ -39,8 +44,24 @@ static bool printable(const char *s)
 	return true;
 }
 
-static const char *const private_dirs[] = { "/home/", "/root/", "/tmp/", "/var/tmp/",
-					    "/run/user/", "/dev/shm/", "/media/", "/mnt/" };
+/*
+ * The trees where people keep their own files: the usual homes and the
+ * places sites put them (/var/home on rpm-ostree systems, /export/home on
+ * NFS servers, /srv/users), the shared scratch trees and removable media.
+ */
+static const char *const private_dirs[] = { "/home",  "/var/home", "/export/home", "/srv",      "/root",
+					    "/tmp",   "/var/tmp",  "/run/user",    "/dev/shm",  "/media",
+					    "/mnt" };
+
+/* @path is @dir or below it: "/homer" is not under "/home". */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t l = strlen(dir);
+
+	while (l > 1 && dir[l - 1] == '/')
+		l--;
+	return strncmp(path, dir, l) == 0 && (path[l] == '\0' || path[l] == '/');
+}
 
 bool shstk_fleet_path_shareable(const char *path, int64_t owner_uid)
 {
@@ -49,13 +70,135 @@ bool shstk_fleet_path_shareable(const char *path, int64_t owner_uid)
 	/* "/home/../usr/bin/x" is still under /home as far as a reader knows. */
 	if (strstr(path, "/../") || strstr(path, "/./") || strstr(path, "//"))
 		return false;
-	for (size_t i = 0; i < ELEMENTSOF(private_dirs); i++) {
-		size_t l = strlen(private_dirs[i]);
-
-		if (strncmp(path, private_dirs[i], l) == 0 || strncmp(path, private_dirs[i], l - 1) == 0)
+	for (size_t i = 0; i < ELEMENTSOF(private_dirs); i++)
+		if (path_under(path, private_dirs[i]))
 			return false;
-	}
 	return true;
+}
+
+/*
+ * A regular account whose "home" is one of these has no home of its own:
+ * refusing what lies under them would refuse the system's software.  Below
+ * them (/var/lib/alice) the home is refused.
+ */
+static const char *const not_homes[] = { "/",        "/bin",     "/sbin",      "/usr",      "/usr/bin",
+					 "/usr/sbin", "/usr/lib", "/usr/local", "/lib",      "/lib64",
+					 "/etc",      "/opt",     "/var",       "/var/lib",  "/dev",
+					 "/proc",     "/run",     "/nonexistent" };
+
+void shstk_fleet_homes_done(struct shstk_fleet_homes *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->dir[i]);
+	free(h->dir);
+	free(h->uid);
+	*h = (struct shstk_fleet_homes){ 0 };
+}
+
+int shstk_fleet_homes_add(struct shstk_fleet_homes *h, const char *dir, uint32_t uid)
+{
+	char **d;
+	uint32_t *u;
+
+	if (dir[0] != '/')
+		return 0;
+	for (size_t i = 0; i < ELEMENTSOF(not_homes); i++)
+		if (strcmp(dir, not_homes[i]) == 0)
+			return 0;
+	d = reallocarray(h->dir, h->n + 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	h->dir = d;
+	u = reallocarray(h->uid, h->n + 1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	h->uid = u;
+	h->dir[h->n] = strdup(dir);
+	if (!h->dir[h->n])
+		return -ENOMEM;
+	h->uid[h->n++] = uid;
+	return 0;
+}
+
+int shstk_fleet_homes_load(struct shstk_fleet_homes *ret)
+{
+	struct shstk_fleet_homes h = { 0 };
+	struct passwd *pw;
+	int r = 0;
+
+	setpwent();
+	while ((pw = getpwent()))
+		if (pw->pw_uid >= SHSTK_FLEET_UID_MIN && pw->pw_uid != SHSTK_FLEET_UID_NOBODY && pw->pw_dir &&
+		    (r = shstk_fleet_homes_add(&h, pw->pw_dir, pw->pw_uid)) < 0)
+			break;
+	endpwent();
+	if (r < 0) {
+		shstk_fleet_homes_done(&h);
+		return r;
+	}
+	shstk_fleet_homes_done(ret);
+	*ret = h;
+	return 0;
+}
+
+int64_t shstk_fleet_path_owner(const char *path, const struct shstk_fleet_homes *homes)
+{
+	_cleanup_close_ int dir = -1;
+	char comp[NAME_MAX + 1];
+	const char *p;
+	struct stat st;
+
+	if (!path || path[0] != '/')
+		return -1;
+	for (size_t i = 0; homes && i < homes->n; i++)
+		if (path_under(path, homes->dir[i]))
+			return homes->uid[i];
+	/*
+	 * Walk down from "/" through directory fds, so that what is checked
+	 * is what the next step opens: a rename in between cannot slip a
+	 * user's directory under a checked name.
+	 */
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0 || fstat(dir, &st) < 0)
+		return -1;
+	for (p = path;;) {
+		const char *end;
+		size_t l;
+		int next;
+
+		if (st.st_uid != 0)
+			return st.st_uid;
+		/* Whoever may write a directory names what is in it: only a sticky one keeps root's names root's. */
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+			return -1;
+		p++; /* the '/' before the component; a second one ("//") is refused below */
+		if (p == path + 1 && *p == '\0')
+			return st.st_uid; /* "/" itself */
+		end = strchrnul(p, '/');
+		l = (size_t)(end - p);
+		if (l == 0 || l > NAME_MAX)
+			return -1;
+		memcpy(comp, p, l);
+		comp[l] = '\0';
+		/* Not a canonical path ("." / ".." / a link): what it names is not what it says. */
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0)
+			return -1;
+		if (fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
+			return -1;
+		if (*end == '\0' || (end[0] == '/' && end[1] == '\0' && S_ISDIR(st.st_mode)))
+			return st.st_uid;
+		if (!S_ISDIR(st.st_mode))
+			return -1;
+		next = openat(dir, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &st) < 0) {
+			if (next >= 0)
+				close(next);
+			return -1;
+		}
+		close(dir);
+		dir = next;
+		p = end;
+	}
 }
 
 bool shstk_fleet_run_clean(const struct shstk_fleet_run *r)

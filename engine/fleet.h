@@ -44,14 +44,52 @@ void shstk_fleet_entry_done(struct shstk_fleet_entry *e);
 const char *shstk_fleet_entry_get(const struct shstk_fleet_entry *e, const char *name);
 
 /*
- * Whether a path may leave the machine: absolute, printable, outside the
- * places that hold users' own files (/home, /root, /tmp, /var/tmp,
- * /run/user, /dev/shm, /media, /mnt) and owned by root (@owner_uid 0;
- * -1: unknown, not shipped).  A root-owned file was installed by the
- * administrator or a package: its path names the software, not a person;
- * a file any other user owns may be named after them, wherever it lies.
+ * Whether a path may leave the machine: absolute, printable, canonical,
+ * outside the trees that hold people's own files (/home, /var/home,
+ * /export/home, /srv, /root, /tmp, /var/tmp, /run/user, /dev/shm, /media,
+ * /mnt) and answered for by root (@owner_uid 0, from
+ * shstk_fleet_path_owner(); -1: unknown, not shipped).  A path that root
+ * owns and named (every directory above it root's and not writable by
+ * others) was put there by the administrator or a package: it names the
+ * software, not a person.
  */
 bool shstk_fleet_path_shareable(const char *path, int64_t owner_uid);
+
+/*
+ * The home directories of the machine's people: pw_dir of every account
+ * getpwent() lists with a uid of SHSTK_FLEET_UID_MIN or more (the regular
+ * accounts of login.defs), except the overflow "nobody" and a pw_dir that is
+ * "/" or a system directory (/usr, /bin, /var/lib, ...: an account whose
+ * "home" is there has none of its own).  System accounts (uid below it)
+ * are left out: their pw_dir is a service's directory (/var/lib/postgresql,
+ * /usr/sbin, /bin, "/"), usually the service's own, which the ownership
+ * rule already refuses.  Accounts NSS does not enumerate (sssd or LDAP
+ * without enumeration) are not seen: their homes are still refused when
+ * they lie in the trees above or are not root's.
+ */
+#define SHSTK_FLEET_UID_MIN 1000
+#define SHSTK_FLEET_UID_NOBODY 65534
+struct shstk_fleet_homes {
+	char **dir;
+	uint32_t *uid;
+	size_t n;
+};
+/* 0 or -ENOMEM; *ret replaced only on success. */
+int shstk_fleet_homes_load(struct shstk_fleet_homes *ret);
+/* Adds @dir as @uid's home, unless it is one of the system directories above.  0, -ENOMEM. */
+int shstk_fleet_homes_add(struct shstk_fleet_homes *h, const char *dir, uint32_t uid);
+void shstk_fleet_homes_done(struct shstk_fleet_homes *h);
+
+/*
+ * Who answers for @path on this machine: the account whose home (@homes,
+ * may be NULL) holds it; else the first owner other than root of "/", a
+ * directory on the way or the file itself (lstat of each component,
+ * walked through directory fds); 0 when root owns them all; -1 when it
+ * cannot be told: not canonical (".", "..", a symbolic link on the way or
+ * at the end), gone, or a directory on the way writable by group or others
+ * without the sticky bit (whoever can write a directory names what is in it).
+ */
+int64_t shstk_fleet_path_owner(const char *path, const struct shstk_fleet_homes *homes);
 
 /* A run whose end shstkd recorded. */
 struct shstk_fleet_run {
