@@ -208,6 +208,17 @@ static bool fleet_says(const struct shstk_db_fleet_verdict *fv, const char *stat
 	return fv && strcmp(fv->state, state) == 0;
 }
 
+/*
+ * A fleet verification counts here only if at least this machine's own
+ * [fleet] min_machines senders verified the build: a collector (or a
+ * bundle) deciding with a laxer threshold promotes nothing on a machine
+ * that asks for more.
+ */
+static bool fleet_verified(const struct shstk_policy *p, const struct shstk_db_fleet_verdict *fv)
+{
+	return fleet_says(fv, "verified") && fv->machines_clean >= (int64_t)p->fleet_min_machines;
+}
+
 static enum shstk_state evidence_state(const struct shstk_policy *p, const struct subject *s,
 				       const struct shstk_db_evidence *e, const struct shstk_db_fleet_verdict *fv,
 				       bool *fleet)
@@ -225,7 +236,7 @@ static enum shstk_state evidence_state(const struct shstk_policy *p, const struc
 		return SHSTK_STATE_QUARANTINED;
 	if (shstk_promotion_met(p, e))
 		return SHSTK_STATE_VERIFIED;
-	if (fleet_says(fv, "verified")) {
+	if (fleet_verified(p, fv)) {
 		*fleet = true;
 		return SHSTK_STATE_VERIFIED;
 	}
@@ -533,7 +544,7 @@ static enum shstk_state imported_state(const struct shstk_policy *p, int there, 
 		return SHSTK_STATE_QUARANTINED;
 	if (there < 0 || there == SHSTK_STATE_INELIGIBLE || there == SHSTK_STATE_QUARANTINED)
 		return there < 0 ? SHSTK_STATE_INELIGIBLE : (enum shstk_state)there;
-	if (shstk_promotion_met(p, e) || fleet_says(fv, "verified"))
+	if (shstk_promotion_met(p, e) || fleet_verified(p, fv))
 		return SHSTK_STATE_VERIFIED;
 	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
 }

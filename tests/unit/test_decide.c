@@ -768,15 +768,20 @@ static void test_decide_compute_explains(void **state)
 }
 
 /* A collector's verdict as `shstkctl import` of a version 2 bundle leaves it. */
-static void put_fleet(const char *identity, const char *state, int clean, int violated)
+static void put_fleet_min(const char *identity, const char *state, int clean, int violated, int min_machines)
 {
 	char sql[512];
 
 	snprintf(sql, sizeof(sql),
 		 "INSERT OR REPLACE INTO fleet_verdicts(identity, state, machines_clean, machines_violated, "
-		 "min_machines, origin, since_us, imported_us) VALUES ('%s', '%s', %d, %d, 3, 'collector', 1, 1)",
-		 identity, state, clean, violated);
+		 "min_machines, origin, since_us, imported_us) VALUES ('%s', '%s', %d, %d, %d, 'collector', 1, 1)",
+		 identity, state, clean, violated, min_machines);
 	exec_sql(sql);
+}
+
+static void put_fleet(const char *identity, const char *state, int clean, int violated)
+{
+	put_fleet_min(identity, state, clean, violated, 3);
 }
 
 /*
@@ -817,6 +822,21 @@ static void test_decide_fleet_verdicts(void **state)
 	put_fleet(ID("f2"), "auditing", 1, 0);
 	decide_all(db, p, FX_T0 + 2, NULL);
 	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+
+	/* A collector that verified with a laxer threshold than this machine's
+	 * [fleet] min_machines (3, the default) promotes nothing here. */
+	put_fleet_min(ID("f2"), "verified", 1, 0, 1);
+	decide_all(db, p, FX_T0 + 3, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	put_fleet_min(ID("f2"), "verified", 2, 0, 3); /* inconsistent: fewer senders than its own threshold */
+	decide_all(db, p, FX_T0 + 4, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	put_fleet_min(ID("f2"), "verified", 2, 0, 2); /* consistent, but below this machine's 3 */
+	decide_all(db, p, FX_T0 + 4, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	put_fleet_min(ID("f2"), "verified", 4, 0, 4);
+	decide_all(db, p, FX_T0 + 5, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "verified/enforce/2");
 	shstk_db_close(db);
 }
 
