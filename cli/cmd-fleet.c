@@ -214,6 +214,16 @@ static void json_list(struct json *j, const char *key, const char *csv)
 	json_array_close(j);
 }
 
+/* "a,b" as "a, b". */
+static void print_list(const char *csv)
+{
+	for (const char *p = csv; p && *p; p++) {
+		putchar(*p);
+		if (*p == ',')
+			putchar(' ');
+	}
+}
+
 static int report_cb(const struct shstk_db_fleet_build_row *b, void *ud)
 {
 	struct report_ctx *c = ud;
@@ -244,18 +254,22 @@ static int report_cb(const struct shstk_db_fleet_build_row *b, void *ud)
 	printf("  package      %s%s%s\n", b->package ? b->package : "-", b->versions ? " " : "",
 	       b->versions ? b->versions : "");
 	printf("  fleet state  %s since %s\n", b->state, since);
-	printf("  clean on     %" PRId64 " machine%s%s%s\n", b->machines_clean, b->machines_clean == 1 ? "" : "s",
-	       b->clean_on ? ": " : "", b->clean_on ? b->clean_on : "");
+	/* Counted are senders (db-fleet.h); listed are their machines. */
+	printf("  clean on     %" PRId64 " sender%s%s", b->machines_clean, b->machines_clean == 1 ? "" : "s",
+	       b->clean_on ? ": " : "");
+	print_list(b->clean_on);
+	printf("\n");
 	if (b->machines_ran > b->machines_clean)
 		printf("  auditing on  %" PRId64 " more (clean runs, not verified there yet)\n",
 		       b->machines_ran - b->machines_clean);
-	printf("  violated on  %" PRId64 " machine%s%s%s", b->machines_violated, b->machines_violated == 1 ? "" : "s",
-	       b->violated_on ? ": " : "", b->violated_on ? b->violated_on : "");
+	printf("  violated on  %" PRId64 " sender%s%s", b->machines_violated, b->machines_violated == 1 ? "" : "s",
+	       b->violated_on ? ": " : "");
+	print_list(b->violated_on);
 	if (b->first_violated_version)
 		printf(" (since package version %s)", b->first_violated_version);
 	printf("\n");
 	if (b->machines_unconfirmed)
-		printf("  unconfirmed  %" PRId64 " machine%s (hints only)\n", b->machines_unconfirmed,
+		printf("  unconfirmed  %" PRId64 " sender%s (hints only)\n", b->machines_unconfirmed,
 		       b->machines_unconfirmed == 1 ? "" : "s");
 	return 0;
 }

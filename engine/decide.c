@@ -243,19 +243,20 @@ static enum shstk_state evidence_state(const struct shstk_policy *p, const struc
 	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
 }
 
-/* "; fleet (HOST): quarantined, confirmed violations on N machines" after the reason. */
-static void fleet_reason(struct shstk_decide_result *r, const struct shstk_db_fleet_verdict *fv)
+/* "; fleet (HOST): quarantined, confirmed violations from N senders" after the reason. */
+static void fleet_reason(const struct shstk_policy *p, struct shstk_decide_result *r,
+			 const struct shstk_db_fleet_verdict *fv)
 {
 	size_t n = strlen(r->reason);
 
 	if (fleet_says(fv, "quarantined"))
 		snprintf(r->reason + n, sizeof(r->reason) - n,
-			 "; fleet (%s): quarantined, confirmed violations on %" PRId64 " machine%s", fv->origin,
+			 "; fleet (%s): quarantined, confirmed violations from %" PRId64 " sender%s", fv->origin,
 			 fv->machines_violated, fv->machines_violated == 1 ? "" : "s");
 	else
 		snprintf(r->reason + n, sizeof(r->reason) - n,
-			 "; fleet (%s): verified, clean runs on %" PRId64 " machines (at least %" PRId64 " asked)",
-			 fv->origin, fv->machines_clean, fv->min_machines);
+			 "; fleet (%s): verified by %" PRId64 " senders' machines (at least %u asked here)",
+			 fv->origin, fv->machines_clean, p->fleet_min_machines);
 }
 
 /* The kernel refuses these whatever anyone decides. */
@@ -398,7 +399,7 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 	else
 		r = decide_policy(p, &s, o.rank ? &o : NULL, ret);
 	if (r >= 0 && by_fleet)
-		fleet_reason(ret, &fv);
+		fleet_reason(p, ret, &fv);
 	if (r >= 0 && ret->evidence.legacy_runs &&
 	    (ret->state == SHSTK_STATE_CANDIDATE || ret->state == SHSTK_STATE_AUDITING)) {
 		/* An upgrade to schema 6 took a verified binary's runs away:

@@ -813,7 +813,7 @@ static void test_decide_fleet_verdicts(void **state)
 	assert_string_equal(decision_of(db, ID("f3")), "quarantined/off/0");
 	assert_int_equal(shstk_decide_compute(db, p, ID("f1"), &res), 0);
 	assert_true(res.fleet);
-	assert_non_null(strstr(res.reason, "fleet (collector): quarantined, confirmed violations on 1 machine"));
+	assert_non_null(strstr(res.reason, "fleet (collector): quarantined, confirmed violations from 1 sender"));
 	assert_int_equal(shstk_decide_compute(db, p, ID("f3"), &res), 0);
 	assert_false(res.fleet); /* the local violation decided, not the fleet */
 	assert_null(strstr(res.reason, "fleet"));
