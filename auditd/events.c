@@ -190,6 +190,8 @@ static void end_run(struct shstkd *d, const struct shstkd_watch *w)
 	if (r < 0 && r != -EALREADY)
 		shstkd_log(d, LOG_WARNING, "run %lld (pid %d): cannot record its end: %s", (long long)w->run, (int)w->pid,
 			   strerror(-r));
+	else if (r >= 0)
+		shstkd_fleet_run(d, w->run);
 	/* A clean run may promote the binary: publish only if it did. */
 	r = shstk_decide_after_run(d->db, d->policy, w->identity, shstk_clock_us(CLOCK_REALTIME), &changed);
 	if (r < 0)

@@ -173,6 +173,7 @@ static void publish_now(struct shstkd *d)
 	}
 	d->n_published++;
 	shstk_publisher_done(&d->pub, now);
+	shstkd_fleet_decisions(d);
 	sd_notifyf(0,
 		   "STATUS=allowlist generation %" PRIu64 ", %" PRIu64 " violations, %" PRIu64 " runs, %" PRIu64
 		   " forged, %" PRIu64 " unverified, %" PRIu64 " dropped",
@@ -232,6 +233,7 @@ void shstkd_violation(struct shstkd *d, struct shstk_violation_obs *o, const cha
 	r = shstk_decide_violation(d->db, d->policy, id, shstk_clock_us(CLOCK_REALTIME), &changed);
 	if (r < 0)
 		shstkd_log(d, LOG_ERR, "violation %lld: cannot decide: %s", (long long)id, strerror(-r));
+	shstkd_fleet_violation(d, id);
 	if (changed)
 		shstkd_request_publish(d);
 	if (!d->o.no_symbols && (o->ip_object || o->ret_object)) {
@@ -769,6 +771,9 @@ static void help(void)
 	       "      --no-audit           do not join the audit multicast group\n"
 	       "      --no-kmsg            do not read /dev/kmsg\n"
 	       "      --no-events          do not listen for the preload's events\n"
+	       "      --fleet-socket=PATH  where the fleet entries go ([fleet] share = yes; default\n"
+	       "                           " SHSTKD_FLEET_SOCKET ",\n"
+	       "                           journald's namespace " SHSTKD_FLEET_NAMESPACE ")\n"
 	       "      --no-symbols         do not name the functions of violation addresses\n"
 	       "                           (by default read by a child process once the allowlist\n"
 	       "                           is published, from the object's symbols, its debug file\n"
@@ -805,7 +810,8 @@ enum {
 	OPT_NO_EVENTS,
 	OPT_NO_SYMBOLS,
 	OPT_INSTALL,
-	OPT_REMOVE
+	OPT_REMOVE,
+	OPT_FLEET_SOCKET
 };
 
 int main(int argc, char **argv)
@@ -820,6 +826,7 @@ int main(int argc, char **argv)
 		{ "no-kmsg", no_argument, NULL, OPT_NO_KMSG },
 		{ "no-events", no_argument, NULL, OPT_NO_EVENTS },
 		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+		{ "fleet-socket", required_argument, NULL, OPT_FLEET_SOCKET },
 		{ "install-coredump-hook", no_argument, NULL, OPT_INSTALL },
 		{ "remove-coredump-hook", no_argument, NULL, OPT_REMOVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -828,7 +835,7 @@ int main(int argc, char **argv)
 	};
 	struct shstkd d = { .o.policy_path = SHSTK_SYSCONFDIR "/" SHSTK_POLICY_BASENAME, .o.events_path = DEFAULT_EVENTS,
 			    .epfd = -1, .kmsg.fd = -1, .audit.fd = -1, .events.fd = -1,
-			    .procconn.fd = -1, .namer.w.fd = -1 };
+			    .procconn.fd = -1, .namer.w.fd = -1, .fleet_fd = -1 };
 	bool check = false;
 	int c, r, hook_op = 0;
 
@@ -843,6 +850,7 @@ int main(int argc, char **argv)
 		case OPT_NO_KMSG: d.o.no_kmsg = true; break;
 		case OPT_NO_EVENTS: d.o.no_events = true; break;
 		case OPT_NO_SYMBOLS: d.o.no_symbols = true; break;
+		case OPT_FLEET_SOCKET: d.o.fleet_socket = optarg; break;
 		case OPT_INSTALL: hook_op = 1; break;
 		case OPT_REMOVE: hook_op = 2; break;
 		case 'h': help(); return 0;
@@ -882,6 +890,7 @@ int main(int argc, char **argv)
 	setenv("DEBUGINFOD_TIMEOUT", "10", 0);
 	setenv("DEBUGINFOD_MAXTIME", "20", 0);
 	r = run(&d);
+	shstkd_fleet_done(&d);
 	shstkd_events_close(&d);
 	shstk_rate_done(&d.rate);
 	shstk_rate_done(&d.rate_sender);

@@ -15,6 +15,7 @@
 
 #include "db.h"
 #include "evidence.h"
+#include "fleet.h"
 #include "identity.h"
 #include "policy.h"
 #include "publish.h"
@@ -91,6 +92,7 @@ struct shstkd_opts {
 	bool no_audit, no_kmsg, no_events;
 	bool no_symbols;            /* --no-symbols: store no function names */
 	bool journal;               /* log through sd_journal (under systemd) */
+	const char *fleet_socket;   /* --fleet-socket: NULL, SHSTKD_FLEET_SOCKET */
 };
 
 struct shstkd {
@@ -137,6 +139,11 @@ struct shstkd {
 	int64_t sym_pending[SHSTKD_NAMER_JOBS];
 	unsigned n_sym_pending;
 	uint64_t n_sym_dropped;
+	uint64_t n_fleet_sent, n_fleet_lost; /* fleet.c: journal entries written, refused */
+	int fleet_fd;                /* fleet.c: its datagram socket, -1 until the first entry */
+	bool fleet_stalled;          /* the last entry found journald's queue full */
+	struct shstk_fleet_homes fleet_homes; /* the homes the path rule refuses, */
+	int64_t fleet_homes_us;      /* read then (CLOCK_MONOTONIC), 0 never */
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);
@@ -150,6 +157,20 @@ int shstkd_epoll_add(struct shstkd *d, struct shstkd_watch *w);
 /* Takes @w's descriptor out of the epoll set, then closes it (fd -1): a
  * watch about to be freed must never be left in the set (shstkd.c). */
 void shstkd_watch_close(struct shstkd *d, struct shstkd_watch *w);
+
+/* fleet.c: with [fleet] share = yes, the journal entry of run @run's end, of
+ * violation @id, and of the decision changes not sent yet (engine/fleet.h). */
+void shstkd_fleet_run(struct shstkd *d, int64_t run);
+void shstkd_fleet_violation(struct shstkd *d, int64_t id);
+void shstkd_fleet_decisions(struct shstkd *d);
+/* Logs the entries written and lost, closes the socket. */
+void shstkd_fleet_done(struct shstkd *d);
+
+/* Where the fleet entries go: the native socket of journald's namespace
+ * "shstk-fleet" (systemd-journald@shstk-fleet.socket), not the machine's
+ * journal, which systemd-journal-upload would ship whole (fleet.c). */
+#define SHSTKD_FLEET_NAMESPACE "shstk-fleet"
+#define SHSTKD_FLEET_SOCKET "/run/systemd/journal." SHSTKD_FLEET_NAMESPACE "/socket"
 
 int shstkd_kmsg_open(struct shstkd *d);
 int shstkd_audit_open(struct shstkd *d);

@@ -33,6 +33,12 @@ static void help(void)
 	      "    an added decision's reason starts 'imported from HOST: STATE/DECISION\n"
 	      "    there:' (HOST from the bundle's provenance), and its history says so;\n"
 	      "  - overrides are never imported;\n"
+	      "  - a collector's bundle (version 2, 'shstkctl fleet') also carries the\n"
+	      "    fleet's verdict per build, checked against its CRC-32C and stored\n"
+	      "    (replacing an older collector bundle's): a build the fleet quarantined\n"
+	      "    is quarantined here even if it never ran here, one the fleet verified\n"
+	      "    counts as verified unless this machine's own evidence says otherwise\n"
+	      "    (a local confirmed violation always quarantines);\n"
 	      "  - then every executable is re-decided under the policy in force, so the\n"
 	      "    imported evidence counts at once like local evidence (violations\n"
 	      "    quarantine a build, clean runs promote it).\n"
@@ -242,10 +248,10 @@ static int mark_imported(struct shstk_db *db, struct idset *s, const char *host,
  * are all or nothing.
  */
 static int import_all(struct shstk_db *db, const char *text, const struct shstk_policy *p,
-		      struct shstk_db_bundle_stats *st, struct shstk_decide_stats *ds, char **ret_msg)
+		      struct shstk_db_bundle_stats *st, struct shstk_decide_stats *ds, char **ret_msg, char *host,
+		      size_t hostsz)
 {
 	struct idset s = {};
-	char host[256];
 	int64_t now = shstk_clock_us(CLOCK_REALTIME);
 	bool own;
 	int r;
@@ -264,9 +270,12 @@ static int import_all(struct shstk_db *db, const char *text, const struct shstk_
 		r = shstk_db_tx_begin(db, &own);
 	if (r >= 0) {
 		r = shstk_db_bundle_import_decisions(db, text, st);
-		provenance_host(text, host, sizeof(host));
+		provenance_host(text, host, hostsz);
 		if (r >= 0)
 			r = mark_imported(db, &s, host, now);
+		/* A collector's verdicts (version 2), weighed by the re-decision below. */
+		if (r >= 0)
+			r = shstk_db_bundle_import_fleet(db, text, host, now, st);
 		if (r >= 0)
 			r = shstk_decide_all(db, p, now, ds);
 		r = shstk_db_tx_end(db, own, r);
@@ -287,6 +296,7 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 	};
 	struct shstk_db_bundle_stats st = {};
 	struct shstk_decide_stats ds = {};
+	char host[256] = "";
 	_cleanup_free_ char *text = NULL, *msg = NULL;
 	struct admin_policy ap = {};
 	struct shstk_db *db = NULL;
@@ -333,7 +343,7 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 		shstk_db_close(db);
 		return r;
 	}
-	r = import_all(db, text, ap.p, &st, &ds, &msg);
+	r = import_all(db, text, ap.p, &st, &ds, &msg, host, sizeof(host));
 	if (r == -EBADMSG)
 		r = shstkctl_error("import: %s: %s; nothing imported", file, msg ? msg : "not a bundle");
 	else if (r < 0)
@@ -345,6 +355,9 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 			       " kept local\n",
 			       file, st.runs, st.runs_known, st.violations, st.violations_known, st.decisions,
 			       st.decisions_local);
+		if (!ctl->quiet && st.fleet)
+			printf("fleet verdicts: %" PRIu64 " build%s, from the collector %s\n", st.fleet,
+			       st.fleet == 1 ? "" : "s", host);
 		if (!ctl->quiet)
 			printf("re-decided %u executable%s (%u changed) under stage %s; %u imported decision%s kept for "
 			       "builds not installed here\n",

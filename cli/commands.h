@@ -18,6 +18,7 @@ SHSTKCTL_CMD(decisions);
 SHSTKCTL_CMD(deny);
 SHSTKCTL_CMD(explain);
 SHSTKCTL_CMD(export);
+SHSTKCTL_CMD(fleet);
 SHSTKCTL_CMD(gate);
 SHSTKCTL_CMD(import);
 SHSTKCTL_CMD(policy);

@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "deny", cmd_deny, "override: keep shadow stacks off for a binary, package or build" },
 	{ "explain", cmd_explain, "why a binary is or is not eligible for a shadow stack" },
 	{ "export", cmd_export, "write the evidence (runs, violations, decisions) as a JSON bundle" },
+	{ "fleet", cmd_fleet, "collector: ingest machines' journal entries, decide per build, report" },
 	{ "gate", cmd_gate, "packager's gate: fail RPMs and .debs that ship binaries wrongly marked SHSTK" },
 	{ "import", cmd_import, "merge an evidence bundle from another machine and re-decide" },
 	{ "policy", cmd_policy, "check a policy file; show the effective policy and its stage" },

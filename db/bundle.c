@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "allowlist.h" /* shstk_crc32c */
 #include "bundle.h"
 #include "db-internal.h"
 
@@ -40,6 +42,12 @@ static const struct bundle_col violation_cols[] = {
 static const struct bundle_col decision_cols[] = {
 	{ "identity", 'T' }, { "path", 't' },	  { "state", 'T' }, { "decision", 'T' },
 	{ "since_us", 'I' }, { "reason", 't' }, { "flags", 'i' },
+};
+
+/* Version 2: a collector's verdict per build (shstkctl fleet ingest). */
+static const struct bundle_col fleet_cols[] = {
+	{ "identity", 'T' }, { "package", 't' }, { "state", 'T' }, { "since_us", 'i' },
+	{ "machines_clean", 'I' }, { "machines_violated", 'I' }, { "min_machines", 'i' },
 };
 
 /* A growing SQL text; on allocation failure it remembers and the caller sees -ENOMEM. */
@@ -117,6 +125,99 @@ static int run_stmt_text(struct shstk_db *db, const char *sql, const char *bind1
 	return rc;
 }
 
+/* ---- the fleet's verdicts (version 2) ---------------------------------------------- */
+
+/* Runs @sql with ?1 = @a and ?2 = @b (text), one text result in *ret_text. */
+static int run_stmt_text2(struct shstk_db *db, const char *sql, const char *a, const char *b, char **ret_text)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
+	if (sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC) != SQLITE_OK) {
+		rc = db_error(db, sqlite3_errcode(db->conn));
+		sqlite3_finalize(st);
+		return rc;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+
+		*ret_text = t ? strdup(t) : NULL;
+		rc = t && !*ret_text ? -ENOMEM : 0;
+	} else {
+		rc = rc == SQLITE_DONE ? (*ret_text = NULL, 0) : db_error(db, rc);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * The CRC-32C of the document's fleet section as SQLite renders it
+ * (json_extract), in hex: the writer and the reader take it through the
+ * same function from the same text, so whitespace or key order of the
+ * whole document does not matter, a changed or cut fleet section does.
+ * A checksum, not a signature: it finds corruption; whoever can replace
+ * the bundle can replace its checksum (the channel's authenticity is the
+ * distribution's, as for the rest of the bundle).
+ */
+static int fleet_crc(struct shstk_db *db, const char *json, char ret[9])
+{
+	_cleanup_free_ char *sect = NULL;
+	int r = run_stmt_text(db, "SELECT json_extract(?1, '$.fleet')", json, &sect);
+
+	if (r < 0)
+		return r;
+	if (!sect)
+		return -EBADMSG;
+	snprintf(ret, 9, "%08x", shstk_crc32c(0, sect, strlen(sect)));
+	return 0;
+}
+
+#define FLEET_SELECT                                                                                         \
+	"SELECT json_group_array(json_object('identity', identity, 'build_id', CASE WHEN identity LIKE "   \
+	"'build-id:%' THEN substr(identity, 10) END, 'package', package, 'state', state, 'since_us', "      \
+	"since_us, 'machines_clean', machines_clean, 'machines_violated', machines_violated, "              \
+	"'min_machines', coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fleet.min_machines'), 0))) " \
+	"FROM (SELECT * FROM fleet_builds ORDER BY identity)"
+
+/*
+ * A collector's database (fleet_builds has rows) exports its verdicts as a
+ * "fleet" section with its checksum, and the document becomes version 2;
+ * any other database writes version 1 as before, which every reader takes.
+ */
+static int export_fleet(struct shstk_db *db, char **doc)
+{
+	_cleanup_free_ char *n = NULL, *sect = NULL, *with = NULL, *out = NULL;
+	char crc[9];
+	int r;
+
+	r = run_stmt_text(db, "SELECT count(*) FROM fleet_builds", NULL, &n);
+	if (r < 0 || !n || strcmp(n, "0") == 0)
+		return r;
+	r = run_stmt_text(db, FLEET_SELECT, NULL, &sect);
+	if (r < 0)
+		return r;
+	r = run_stmt_text2(db, "SELECT json_set(?1, '$.version', 2, '$.fleet', json(?2))", *doc, sect, &with);
+	if (r >= 0 && !with)
+		r = -EIO;
+	if (r >= 0)
+		r = fleet_crc(db, with, crc);
+	if (r >= 0)
+		r = run_stmt_text2(db, "SELECT json_set(?1, '$.fleet_crc32c', ?2)", with, crc, &out);
+	if (r >= 0 && !out)
+		r = -EIO;
+	if (r < 0)
+		return r;
+	free(*doc);
+	*doc = out;
+	out = NULL;
+	return 0;
+}
+
 int shstk_db_bundle_export(struct shstk_db *db, const char *provenance_json, char **ret)
 {
 	struct sqlbuf b = {};
@@ -167,10 +268,14 @@ int shstk_db_bundle_export(struct shstk_db *db, const char *provenance_json, cha
 	}
 	r = run_stmt_text(db, b.s, provenance_json, &out);
 	free(b.s);
-	if (r < 0)
+	if (r >= 0 && !out)
+		r = -EIO;
+	if (r >= 0)
+		r = export_fleet(db, &out);
+	if (r < 0) {
+		free(out);
 		return r;
-	if (!out)
-		return -EIO;
+	}
 	*ret = out;
 	return 0;
 }
@@ -204,6 +309,30 @@ static void sb_validate(struct sqlbuf *b, const char *section, const struct bund
 	"WHEN NOT shstk_identity_valid(j.value->>'identity') "              \
 	"THEN 'identity is not build-id:HEX or file:DEV:INO:SIZE:MTIME_NS, written as the database does' "
 
+/* Version 2: the fleet section's checksum (fleet_crc()). */
+static int validate_fleet_crc(struct shstk_db *db, const char *json, char **ret_msg)
+{
+	_cleanup_free_ char *v = NULL, *want = NULL;
+	char crc[9];
+	int r;
+
+	r = run_stmt_text(db, "SELECT json_extract(?1, '$.version')", json, &v);
+	if (r < 0 || !v || strcmp(v, "2") != 0)
+		return r;
+	r = run_stmt_text(db, "SELECT json_extract(?1, '$.fleet_crc32c')", json, &want);
+	if (r >= 0)
+		r = fleet_crc(db, json, crc);
+	if (r < 0)
+		return r;
+	if (!want || strcmp(want, crc) != 0) {
+		if (asprintf(ret_msg, "fleet_crc32c is %s, the fleet section's is %s: changed or damaged",
+			     want ? want : "missing", crc) < 0)
+			*ret_msg = NULL;
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 {
 	struct sqlbuf b = {};
@@ -216,7 +345,12 @@ static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 			  "WHEN json_type(?1) IS NOT 'object' THEN 'not a JSON object' "
 			  "WHEN json_extract(?1, '$.format') IS NOT '" SHSTK_BUNDLE_FORMAT "' "
 			  "THEN 'format is not \"" SHSTK_BUNDLE_FORMAT "\"' "
-			  "WHEN json_extract(?1, '$.version') IS NOT 1 THEN 'unsupported version' "
+			  "WHEN json_extract(?1, '$.version') NOT IN (1, 2) OR json_type(?1, '$.version') IS NOT 'integer' "
+			  "THEN 'unsupported version' "
+			  "WHEN json_extract(?1, '$.version') = 2 AND json_type(?1, '$.fleet') IS NOT 'array' "
+			  "THEN 'fleet is not an array (version 2)' "
+			  "WHEN json_extract(?1, '$.version') = 2 AND json_type(?1, '$.fleet_crc32c') IS NOT 'text' "
+			  "THEN 'fleet_crc32c is missing (version 2)' "
 			  "WHEN json_type(?1, '$.runs') IS NOT 'array' THEN 'runs is not an array' "
 			  "WHEN json_type(?1, '$.violations') IS NOT 'array' THEN 'violations is not an array' "
 			  "WHEN json_type(?1, '$.decisions') IS NOT 'array' THEN 'decisions is not an array' END",
@@ -227,6 +361,9 @@ static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 		*ret_msg = head;
 		return -EBADMSG;
 	}
+	r = validate_fleet_crc(db, json, ret_msg);
+	if (r < 0)
+		return r;
 	/* Rows whose CASE found nothing give m NULL. */
 	sb_add(&b, "SELECT m FROM (");
 	sb_validate(&b, "runs", run_cols, ELEMENTSOF(run_cols), BAD_IDENTITY);
@@ -248,6 +385,10 @@ static int validate(struct shstk_db *db, const char *json, char **ret_msg)
 	sb_add(&b, " UNION ALL SELECT 'decisions[' || max(j.key) || ']: identity ' || (j.value->>'identity') || "
 		   "' is decided twice (also decisions[' || min(j.key) || '])' FROM json_each(?1, '$.decisions') j "
 		   "GROUP BY j.value->>'identity' HAVING count(*) > 1");
+	sb_add(&b, " UNION ALL ");
+	sb_validate(&b, "fleet", fleet_cols, ELEMENTSOF(fleet_cols),
+		    BAD_IDENTITY "WHEN j.value->>'state' NOT IN ('candidate', 'auditing', 'verified', 'quarantined') "
+		    "THEN 'unknown fleet state' ");
 	sb_add(&b, ") WHERE m IS NOT NULL LIMIT 1");
 	if (b.oom) {
 		free(b.s);
@@ -461,6 +602,45 @@ static int import_decisions(struct shstk_db *db, const char *json, struct shstk_
 	return 0;
 }
 
+/*
+ * A newer bundle from a collector replaces what an older one said: the
+ * verdict is the fleet's current word, not evidence to accumulate.
+ */
+static const char SQL_FLEET_IMPORT[] =
+	"INSERT INTO fleet_verdicts(identity, state, machines_clean, machines_violated, min_machines, origin, since_us, "
+	"imported_us) SELECT j.value->>'identity', j.value->>'state', j.value->>'machines_clean', "
+	"j.value->>'machines_violated', coalesce(j.value->>'min_machines', 0), ?2, j.value->>'since_us', ?3 "
+	"FROM json_each(?1, '$.fleet') j WHERE true "
+	"ON CONFLICT(identity) DO UPDATE SET state = excluded.state, machines_clean = excluded.machines_clean, "
+	"machines_violated = excluded.machines_violated, min_machines = excluded.min_machines, "
+	"origin = excluded.origin, since_us = excluded.since_us, imported_us = excluded.imported_us";
+
+int shstk_db_bundle_import_fleet(struct shstk_db *db, const char *json, const char *origin, int64_t now_us,
+				 struct shstk_db_bundle_stats *st)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (!db || !json || !st)
+		return -EINVAL;
+	rc = sqlite3_prepare_v2(db->conn, SQL_FLEET_IMPORT, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return db_error(db, rc);
+	if (sqlite3_bind_text(s, 1, json, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(s, 2, origin, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(s, 3, now_us) != SQLITE_OK) {
+		rc = db_error(db, sqlite3_errcode(db->conn));
+		sqlite3_finalize(s);
+		return rc;
+	}
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return db_error(db, rc);
+	st->fleet = (uint64_t)sqlite3_changes64(db->conn);
+	return 0;
+}
+
 int shstk_db_bundle_validate(struct shstk_db *db, const char *json, char **ret_msg)
 {
 	char *msg = NULL;
@@ -511,6 +691,8 @@ int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_d
 		r = shstk_db_bundle_import_evidence(db, json, &st);
 	if (r >= 0)
 		r = shstk_db_bundle_import_decisions(db, json, &st);
+	if (r >= 0)
+		r = shstk_db_bundle_import_fleet(db, json, "a collector", shstk_clock_us(CLOCK_REALTIME), &st);
 	if (r >= 0 && ret)
 		*ret = st;
 	return r;

@@ -18,7 +18,15 @@
  *                     ip_offset, ret_addr, ret_object, ret_offset, kind,
  *                     error_code, mode, action, sources,
  *                     run (index into "runs", or null) ],
- *     "decisions":  [ identity, path, state, decision, since_us, reason, flags ] }
+ *     "decisions":  [ identity, path, state, decision, since_us, reason, flags ],
+ *   version 2 only (a collector's database, shstkctl fleet):
+ *     "fleet":      [ identity, build_id, package, state (candidate, auditing,
+ *                     verified, quarantined), since_us, machines_clean,
+ *                     machines_violated, min_machines ],
+ *     "fleet_crc32c": CRC-32C in hex of the fleet section as json_extract()
+ *                     renders it }
+ * A reader of version 1 refuses version 2 ("unsupported version") rather
+ * than drop the verdicts silently; this one reads both.
  * Every array is in a fixed order, so the export of an imported bundle is
  * the bundle again (provenance aside).  Local row ids, object ids and
  * overrides never leave the machine.
@@ -31,7 +39,10 @@
 #include "db.h"
 
 #define SHSTK_BUNDLE_FORMAT "shstk-policy-evidence"
+/* The version a bundle without a fleet section is written with (every reader takes it);
+ * a collector's bundle is SHSTK_BUNDLE_VERSION_FLEET. */
 #define SHSTK_BUNDLE_VERSION 1
+#define SHSTK_BUNDLE_VERSION_FLEET 2
 
 /* The whole bundle as one malloc'ed NUL-terminated JSON text in *ret;
  * @provenance_json is a JSON object text put in as is. */
@@ -41,6 +52,7 @@ struct shstk_db_bundle_stats {
 	uint64_t runs, runs_known;             /* added; already present */
 	uint64_t violations, violations_known;
 	uint64_t decisions, decisions_local;   /* added; skipped: the local row wins */
+	uint64_t fleet;                        /* a collector's verdicts stored (version 2) */
 };
 
 /*
@@ -68,6 +80,15 @@ int shstk_db_bundle_import_evidence(struct shstk_db *db, const char *json, struc
  * the caller can mark and re-decide in the same one.
  */
 int shstk_db_bundle_import_decisions(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *st);
+
+/*
+ * Version 2: the fleet section's verdicts into fleet_verdicts (a verdict
+ * already there for a build is replaced: the collector's newest word),
+ * @origin (the bundle's provenance host) kept with them.  In the caller's
+ * transaction, like the decisions.  A version 1 bundle has none: 0.
+ */
+int shstk_db_bundle_import_fleet(struct shstk_db *db, const char *json, const char *origin, int64_t now_us,
+				 struct shstk_db_bundle_stats *st);
 
 /* The three steps above; *ret only on success. */
 int shstk_db_bundle_import(struct shstk_db *db, const char *json, struct shstk_db_bundle_stats *ret,

@@ -32,7 +32,7 @@
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 7
+#define SHSTK_DB_SCHEMA_VERSION 8
 /* PRAGMA application_id of this project's databases: "SHST". */
 #define SHSTK_DB_APPLICATION_ID 0x53485354
 
@@ -648,6 +648,13 @@ int shstk_db_decision_history_add(struct shstk_db *db, const struct shstk_db_dec
 /* History of @identity (NULL: all), oldest first. */
 int shstk_db_decision_history_foreach(struct shstk_db *db, const char *identity,
 				      int (*cb)(const struct shstk_db_decision_change *c, void *ud), void *ud);
+
+/* Up to @limit history rows with an id above @after, by id (shstkd's fleet
+ * entries follow the table with it); returns how many were passed to @cb. */
+int shstk_db_decision_history_after(struct shstk_db *db, int64_t after, unsigned limit,
+				    int (*cb)(const struct shstk_db_decision_change *c, void *ud), void *ud);
+/* The largest history row id (0: none). */
+int shstk_db_decision_history_max(struct shstk_db *db, int64_t *ret);
 
 /* ---- overrides ------------------------------------------------------------ */
 

@@ -616,6 +616,12 @@ static const char SQL_H_FOREACH[] =
 	"coalesce(violation, 0), coalesce(override, 0) FROM decision_history "
 	"WHERE ?1 IS NULL OR identity = ?1 ORDER BY time_us, id";
 
+static const char SQL_H_AFTER[] =
+	"SELECT id, identity, time_us, old_state, new_state, old_decision, new_decision, reason, evidence, "
+	"coalesce(violation, 0), coalesce(override, 0) FROM decision_history "
+	"WHERE id > ?1 ORDER BY id LIMIT ?2";
+static const char SQL_H_MAX[] = "SELECT coalesce(max(id), 0) FROM decision_history";
+
 static void decision_fill(sqlite3_stmt *st, struct shstk_db_decision *d)
 {
 	d->identity = db_col_text(st, 0);
@@ -734,6 +740,34 @@ int shstk_db_decision_history_foreach(struct shstk_db *db, const char *identity,
 		return r;
 	r = FOR_ROWS(db, st, change_fill, row, cb, ud);
 	return r < 0 ? r : 0;
+}
+
+int shstk_db_decision_history_after(struct shstk_db *db, int64_t after, unsigned limit,
+				    int (*cb)(const struct shstk_db_decision_change *c, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_decision_change row;
+	int r;
+
+	r = db_prepare(db, SQL_H_AFTER, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, after)) < 0 || (r = db_bind_int64(db, st, 2, limit)) < 0)
+		return r;
+	return FOR_ROWS(db, st, change_fill, row, cb, ud);
+}
+
+int shstk_db_decision_history_max(struct shstk_db *db, int64_t *ret)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_H_MAX, &st);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return db_error(db, rc);
+	*ret = sqlite3_column_int64(st, 0);
+	return 0;
 }
 
 /* ---- overrides ---- */

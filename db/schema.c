@@ -349,6 +349,102 @@ static const char migration_6[] = "ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
 static const char migration_7[] = "ALTER TABLE violations ADD COLUMN ip_symbol TEXT;\n"
 				  "ALTER TABLE violations ADD COLUMN ret_symbol TEXT;\n";
 
+/*
+ * A distribution's fleet (issue 20).  On a collector (`shstkctl fleet
+ * ingest`): the machines whose journal entries it read, each known by the
+ * sender it came through (the name systemd-journal-remote gave its file,
+ * which the machine does not choose) and the _MACHINE_ID it claims, each
+ * with the journal cursor it stopped at (written in the same transaction as the
+ * evidence, so a killed ingest loses and duplicates nothing); the builds,
+ * with the fleet's state; and each machine's runs, violations and decision
+ * changes keyed by what the machine itself numbered them (its run or
+ * violation row and time): an entry shipped twice (a journal-upload that
+ * lost its state sends again) is one row however many cursors it has.
+ * dirty: the build gained evidence and is re-decided at the end of the
+ * ingest, or by the next one if this one was killed first.
+ * On a machine (`shstkctl import` of a bundle with a fleet section):
+ * fleet_verdicts, what the collector concluded per build; the decision
+ * engine weighs it below local evidence (engine/decide.h).
+ */
+static const char migration_8[] =
+	"CREATE TABLE fleet_machines (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  sender TEXT NOT NULL,\n"            /* whose journal-remote file it came in (cli/fleet-ingest.c) */
+	"  machine_id TEXT NOT NULL,\n"        /* _MACHINE_ID, as the sender says */
+	"  hostname TEXT,\n"                   /* the latest _HOSTNAME read */
+	"  cursor TEXT,\n"                     /* where ingest stopped in this machine's entries */
+	"  entries INTEGER NOT NULL DEFAULT 0,\n"
+	"  first_us INTEGER NOT NULL,\n"
+	"  last_us INTEGER NOT NULL,\n"
+	"  UNIQUE (sender, machine_id)\n"
+	");\n"
+	"CREATE TABLE fleet_builds (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  identity TEXT NOT NULL UNIQUE,\n"
+	"  package TEXT,\n"
+	"  state TEXT NOT NULL DEFAULT 'candidate' CHECK (state IN\n"
+	"    ('candidate', 'auditing', 'verified', 'quarantined')),\n"
+	"  since_us INTEGER,\n"
+	"  machines_clean INTEGER NOT NULL DEFAULT 0,\n"  /* senders: clean runs, verified there */
+	"  machines_ran INTEGER NOT NULL DEFAULT 0,\n"    /* senders: clean runs */
+	"  machines_violated INTEGER NOT NULL DEFAULT 0,\n"
+	"  machines_unconfirmed INTEGER NOT NULL DEFAULT 0,\n"
+	"  dirty INTEGER NOT NULL DEFAULT 1\n"
+	");\n"
+	"CREATE INDEX fleet_builds_dirty ON fleet_builds(dirty) WHERE dirty;\n"
+	"CREATE TABLE fleet_runs (\n"
+	"  machine INTEGER NOT NULL REFERENCES fleet_machines(id) ON DELETE CASCADE,\n"
+	"  run INTEGER NOT NULL,\n"
+	"  started_us INTEGER NOT NULL,\n"
+	"  build INTEGER NOT NULL REFERENCES fleet_builds(id) ON DELETE CASCADE,\n"
+	"  boot_id TEXT,\n"
+	"  package_version TEXT,\n"
+	"  mode TEXT,\n"
+	"  clean INTEGER NOT NULL,\n"
+	"  ended_us INTEGER,\n"
+	"  PRIMARY KEY (machine, run, started_us)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE INDEX fleet_runs_build ON fleet_runs(build, clean, machine);\n"
+	"CREATE TABLE fleet_violations (\n"
+	"  machine INTEGER NOT NULL REFERENCES fleet_machines(id) ON DELETE CASCADE,\n"
+	"  violation INTEGER NOT NULL,\n"
+	"  time_us INTEGER NOT NULL,\n"
+	"  build INTEGER NOT NULL REFERENCES fleet_builds(id) ON DELETE CASCADE,\n"
+	"  boot_id TEXT,\n"
+	"  package_version TEXT,\n"
+	"  grade TEXT NOT NULL CHECK (grade IN ('confirmed', 'unconfirmed')),\n"
+	"  sources INTEGER NOT NULL DEFAULT 0,\n"
+	"  mode TEXT,\n"
+	"  action TEXT,\n"
+	"  kind TEXT,\n"
+	"  ip_object TEXT,\n"
+	"  ip_offset INTEGER,\n"
+	"  ret_object TEXT,\n"
+	"  ret_offset INTEGER,\n"
+	"  PRIMARY KEY (machine, violation, time_us)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE INDEX fleet_violations_build ON fleet_violations(build, grade, machine);\n"
+	"CREATE TABLE fleet_decisions (\n"
+	"  machine INTEGER NOT NULL REFERENCES fleet_machines(id) ON DELETE CASCADE,\n"
+	"  build INTEGER NOT NULL REFERENCES fleet_builds(id) ON DELETE CASCADE,\n"
+	"  time_us INTEGER NOT NULL,\n"
+	"  state TEXT NOT NULL,\n"
+	"  decision TEXT NOT NULL,\n"
+	"  old_state TEXT,\n"
+	"  old_decision TEXT,\n"
+	"  PRIMARY KEY (machine, build, time_us, state)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE fleet_verdicts (\n"
+	"  identity TEXT PRIMARY KEY,\n"
+	"  state TEXT NOT NULL CHECK (state IN ('candidate', 'auditing', 'verified', 'quarantined')),\n"
+	"  machines_clean INTEGER NOT NULL DEFAULT 0,\n"
+	"  machines_violated INTEGER NOT NULL DEFAULT 0,\n"
+	"  min_machines INTEGER NOT NULL DEFAULT 0,\n"
+	"  origin TEXT,\n"         /* the bundle's provenance host */
+	"  since_us INTEGER,\n"
+	"  imported_us INTEGER NOT NULL\n"
+	") WITHOUT ROWID;\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
@@ -357,5 +453,6 @@ const char *const db_migrations[] = {
 	migration_5,
 	migration_6,
 	migration_7,
+	migration_8,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

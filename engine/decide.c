@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "db-fleet.h"
 #include "decide.h"
 #include "deps.h"
 
@@ -196,18 +197,66 @@ bool shstk_promotion_met(const struct shstk_policy *p, const struct shstk_db_evi
 	       e->clean_boots >= p->min_boots && (e->clean_uids >= p->min_uids || e->clean_system > 0);
 }
 
-static enum shstk_state evidence_state(const struct shstk_policy *p, const struct subject *s,
-				       const struct shstk_db_evidence *e)
+/*
+ * A collector's verdict (fleet_verdicts, decide.h "Fleet verdicts"):
+ * its quarantine stands in for a violation this machine never saw, its
+ * verification for runs this machine never made; this machine's own
+ * evidence comes first either way.  *fleet: the verdict decided the state.
+ */
+static bool fleet_says(const struct shstk_db_fleet_verdict *fv, const char *state)
 {
+	return fv && strcmp(fv->state, state) == 0;
+}
+
+/*
+ * A fleet verification counts here only if at least this machine's own
+ * [fleet] min_machines senders verified the build: a collector (or a
+ * bundle) deciding with a laxer threshold promotes nothing on a machine
+ * that asks for more.
+ */
+static bool fleet_verified(const struct shstk_policy *p, const struct shstk_db_fleet_verdict *fv)
+{
+	return fleet_says(fv, "verified") && fv->machines_clean >= (int64_t)p->fleet_min_machines;
+}
+
+static enum shstk_state evidence_state(const struct shstk_policy *p, const struct subject *s,
+				       const struct shstk_db_evidence *e, const struct shstk_db_fleet_verdict *fv,
+				       bool *fleet)
+{
+	*fleet = false;
 	if (quarantining_violation(p, e))
 		return SHSTK_STATE_QUARANTINED;
+	if (fleet_says(fv, "quarantined")) {
+		*fleet = true;
+		return SHSTK_STATE_QUARANTINED;
+	}
 	if (shstk_verdict_from_name(s->verdict) != SHSTK_ELIGIBLE)
 		return SHSTK_STATE_INELIGIBLE;
 	if (denied_risks(p, s->risks))
 		return SHSTK_STATE_QUARANTINED;
 	if (shstk_promotion_met(p, e))
 		return SHSTK_STATE_VERIFIED;
+	if (fleet_verified(p, fv)) {
+		*fleet = true;
+		return SHSTK_STATE_VERIFIED;
+	}
 	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
+}
+
+/* "; fleet (HOST): quarantined, confirmed violations from N senders" after the reason. */
+static void fleet_reason(const struct shstk_policy *p, struct shstk_decide_result *r,
+			 const struct shstk_db_fleet_verdict *fv)
+{
+	size_t n = strlen(r->reason);
+
+	if (fleet_says(fv, "quarantined"))
+		snprintf(r->reason + n, sizeof(r->reason) - n,
+			 "; fleet (%s): quarantined, confirmed violations from %" PRId64 " sender%s", fv->origin,
+			 fv->machines_violated, fv->machines_violated == 1 ? "" : "s");
+	else
+		snprintf(r->reason + n, sizeof(r->reason) - n,
+			 "; fleet (%s): verified by %" PRId64 " senders' machines (at least %u asked here)",
+			 fv->origin, fv->machines_clean, p->fleet_min_machines);
 }
 
 /* The kernel refuses these whatever anyone decides. */
@@ -322,6 +371,8 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 {
 	struct subject s = { 0 };
 	struct override_pick o = { .identity = identity, .s = &s };
+	struct shstk_db_fleet_verdict fv;
+	bool have_fleet = false, by_fleet = false;
 	uint32_t denied;
 	int r;
 
@@ -332,17 +383,23 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 	if (r < 0 || !s.found)
 		goto out;
 	r = shstk_decide_evidence(db, p, identity, &ret->evidence);
+	if (r >= 0)
+		r = shstk_db_fleet_verdict_get(db, identity, &fv);
+	have_fleet = r > 0;
 	if (r < 0 || (r = shstk_db_overrides_foreach(db, override_cb, &o)) < 0)
 		goto out;
 	ret->decidable = true;
 	ret->object = s.object;
 	snprintf(ret->path, sizeof(ret->path), "%s", s.path ? s.path : "");
 	ret->violation = quarantining_violation(p, &ret->evidence);
-	ret->state = evidence_state(p, &s, &ret->evidence);
+	ret->state = evidence_state(p, &s, &ret->evidence, have_fleet ? &fv : NULL, &by_fleet);
+	ret->fleet = by_fleet;
 	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)
 		decide_override(p, &s, &o, ret);
 	else
 		r = decide_policy(p, &s, o.rank ? &o : NULL, ret);
+	if (r >= 0 && by_fleet)
+		fleet_reason(p, ret, &fv);
 	if (r >= 0 && ret->evidence.legacy_runs &&
 	    (ret->state == SHSTK_STATE_CANDIDATE || ret->state == SHSTK_STATE_AUDITING)) {
 		/* An upgrade to schema 6 took a verified binary's runs away:
@@ -481,13 +538,14 @@ static size_t append(char *buf, size_t size, size_t n, const char *s, size_t len
  * this policy's, from the evidence this database holds (the imported runs
  * among it), so a laxer threshold elsewhere promotes nothing here.
  */
-static enum shstk_state imported_state(const struct shstk_policy *p, int there, const struct shstk_db_evidence *e)
+static enum shstk_state imported_state(const struct shstk_policy *p, int there, const struct shstk_db_evidence *e,
+				       const struct shstk_db_fleet_verdict *fv)
 {
-	if (quarantining_violation(p, e))
+	if (quarantining_violation(p, e) || fleet_says(fv, "quarantined"))
 		return SHSTK_STATE_QUARANTINED;
 	if (there < 0 || there == SHSTK_STATE_INELIGIBLE || there == SHSTK_STATE_QUARANTINED)
 		return there < 0 ? SHSTK_STATE_INELIGIBLE : (enum shstk_state)there;
-	if (shstk_promotion_met(p, e))
+	if (shstk_promotion_met(p, e) || fleet_verified(p, fv))
 		return SHSTK_STATE_VERIFIED;
 	return e->clean_runs > 0 ? SHSTK_STATE_AUDITING : SHSTK_STATE_CANDIDATE;
 }
@@ -518,14 +576,20 @@ static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, co
 	size_t n;
 	int r;
 
+	struct shstk_db_fleet_verdict fv;
+	bool have_fleet;
+
 	memset(ret, 0, sizeof(*ret));
 	ret->imported = true;
 	r = shstk_decide_evidence(db, p, identity, &ret->evidence);
 	if (r >= 0)
+		r = shstk_db_fleet_verdict_get(db, identity, &fv);
+	have_fleet = r > 0;
+	if (r >= 0)
 		r = shstk_db_overrides_foreach(db, override_cb, &o);
 	if (r < 0)
 		return r;
-	ret->state = imported_state(p, st, &ret->evidence);
+	ret->state = imported_state(p, st, &ret->evidence, have_fleet ? &fv : NULL);
 	ret->violation = quarantining_violation(p, &ret->evidence);
 	snprintf(ret->path, sizeof(ret->path), "%s", c->path ? c->path : "");
 	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)

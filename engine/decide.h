@@ -49,6 +49,14 @@
  * and violations included, and the history shows the step from the
  * imported decision.
  *
+ * Fleet verdicts: a collector's bundle (`shstkctl fleet`, bundle version 2)
+ * leaves its verdict per build in fleet_verdicts.  This machine's own
+ * evidence comes first: a local quarantining violation quarantines whatever
+ * the fleet says, local promotion stands on its own; then a fleet
+ * quarantine quarantines (before eligibility: the build failed elsewhere),
+ * and a fleet verification promotes a build this machine has not seen run
+ * enough (its reason ends "; fleet (HOST): ...").  Overrides still win.
+ *
  * Functions return >= 0 or -errno and do not log.  Each opens its own
  * transaction unless the caller has one open.
  */
@@ -87,6 +95,7 @@ struct shstk_decide_stats {
 struct shstk_decide_result {
 	bool decidable;      /* false: no object with a verdict has this identity */
 	bool imported;       /* not decidable, but an imported decision row was kept */
+	bool fleet;          /* a collector's verdict decided the state (fleet_verdicts) */
 	enum shstk_state state;
 	enum shstk_decision decision;
 	uint32_t flags;      /* SHSTK_AL_E_* */

@@ -108,6 +108,7 @@ struct shstk_policy *shstk_policy_free(struct shstk_policy *p)
 	free(p->rules);
 	free(p->database);
 	free(p->allowlist);
+	free(p->fleet_trusted_senders);
 	free(p);
 	return NULL;
 }
@@ -135,6 +136,11 @@ struct shstk_policy *shstk_policy_default(void)
 	p->system_uid_max = 999;
 	p->runs_per_identity_hour = 30;
 	p->runs_per_uid_hour = 600;
+	/* policies/README.md, "[fleet]": nothing leaves a machine unless its
+	 * administrator says so; three machines, so that neither one test box
+	 * nor one pair of identical images promotes a build for everyone. */
+	p->fleet_share = false;
+	p->fleet_min_machines = 3;
 	p->risk_action[0] = SHSTK_RISK_ACTION_AUDIT_ONLY; /* context */
 	p->risk_action[1] = SHSTK_RISK_ACTION_AUDIT_ONLY; /* longjmp */
 	p->risk_action[2] = SHSTK_RISK_ACTION_DENY;       /* execstack */
@@ -167,6 +173,7 @@ enum sect_kind {
 	SECT_PROMOTION,
 	SECT_RISK,
 	SECT_PATHS,
+	SECT_FLEET,
 	SECT_RULE,
 };
 
@@ -175,6 +182,7 @@ static const char *const sect_names[] = {
 	[SECT_PROMOTION] = "promotion",
 	[SECT_RISK] = "risk",
 	[SECT_PATHS] = "paths",
+	[SECT_FLEET] = "fleet",
 };
 
 enum key_id {
@@ -193,6 +201,9 @@ enum key_id {
 	K_RISK0, /* K_RISK0 + bit number: the [risk] keys */
 	K_DATABASE = K_RISK0 + SHSTK_RISK_COUNT,
 	K_ALLOWLIST,
+	K_FLEET_SHARE,
+	K_FLEET_MIN_MACHINES,
+	K_FLEET_TRUSTED_SENDERS,
 	K_PATH,
 	K_PACKAGE,
 	K_BUILD_ID,
@@ -225,6 +236,9 @@ static const struct key_def {
 	[K_RISK0 + 4] = { SECT_RISK, "jit" },
 	[K_DATABASE] = { SECT_PATHS, "database" },
 	[K_ALLOWLIST] = { SECT_PATHS, "allowlist" },
+	[K_FLEET_SHARE] = { SECT_FLEET, "share" },
+	[K_FLEET_MIN_MACHINES] = { SECT_FLEET, "min_machines" },
+	[K_FLEET_TRUSTED_SENDERS] = { SECT_FLEET, "trusted_senders" },
 	[K_PATH] = { SECT_RULE, "path" },
 	[K_PACKAGE] = { SECT_RULE, "package" },
 	[K_BUILD_ID] = { SECT_RULE, "build-id" },
@@ -600,6 +614,67 @@ static int parse_abs_path(struct parse_ctx *c, unsigned col, const char *key, co
 	return set_string(c, slot, v);
 }
 
+/*
+ * [fleet] trusted_senders: the senders a collector takes evidence from,
+ * named as systemd-journal-remote names their files (remote-NAME.journal:
+ * the peer address, or a client certificate's name), separated by blanks
+ * or commas; "*" for every sender.  Stored blank-separated.
+ */
+static int parse_senders(struct parse_ctx *c, unsigned col, const char *key, const char *v, char **slot)
+{
+	_cleanup_free_ char *out = malloc(strlen(v) + 1);
+	size_t n = 0, tokens = 0;
+
+	if (!out)
+		return -ENOMEM;
+	for (const char *t = v; *t;) {
+		size_t l = strcspn(t, " \t,");
+
+		for (size_t i = 0; i < l; i++)
+			if (!shstk_fleet_sender_char(t[i]) && !(l == 1 && t[0] == '*')) {
+				perr(c, c->lineno, col + (unsigned)(t - v + (ptrdiff_t)i),
+				     "invalid sender '%.*s' for %s: letters, digits, '.', ':', '-', '_' only, or '*'",
+				     (int)l, t, key);
+				return -EINVAL;
+			}
+		if (l) {
+			if (n)
+				out[n++] = ' ';
+			memcpy(out + n, t, l);
+			n += l;
+			tokens++;
+		}
+		t += l;
+		t += strspn(t, " \t,");
+	}
+	out[n] = '\0';
+	if (!tokens) {
+		perr(c, c->lineno, col, "empty value for %s: name at least one sender, or '*'", key);
+		return -EINVAL;
+	}
+	return set_string(c, slot, out);
+}
+
+bool shstk_fleet_sender_char(char ch)
+{
+	return isalnum((unsigned char)ch) || strchr(".:-_", ch);
+}
+
+bool shstk_policy_fleet_sender_trusted(const struct shstk_policy *p, const char *sender)
+{
+	size_t l = strlen(sender);
+
+	for (const char *t = p->fleet_trusted_senders; t && *t;) {
+		size_t n = strcspn(t, " ");
+
+		if ((n == 1 && t[0] == '*') || (n == l && memcmp(t, sender, l) == 0))
+			return true;
+		t += n;
+		t += strspn(t, " ");
+	}
+	return false;
+}
+
 /* Debian and RPM package names: letters, digits and ".+-_". */
 static int parse_package(struct parse_ctx *c, unsigned col, const char *v, char **slot)
 {
@@ -700,6 +775,15 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 		break;
 	case K_ALLOWLIST:
 		(void)parse_abs_path(c, col, key, v, &p->allowlist);
+		break;
+	case K_FLEET_SHARE:
+		(void)parse_bool(c, col, key, v, &p->fleet_share);
+		break;
+	case K_FLEET_MIN_MACHINES:
+		(void)parse_uint(c, col, key, v, 1, 1000000, &p->fleet_min_machines);
+		break;
+	case K_FLEET_TRUSTED_SENDERS:
+		(void)parse_senders(c, col, key, v, &p->fleet_trusted_senders);
 		break;
 	case K_PATH:
 		(void)parse_abs_path(c, col, key, v, &cur_rule(c)->path);
@@ -1066,6 +1150,11 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	fprintf(f, "\n[paths]\n");
 	fprintf(f, "database = %s\n", p->database);
 	fprintf(f, "allowlist = %s\n", p->allowlist);
+	fprintf(f, "\n[fleet]\n");
+	fprintf(f, "share = %s\n", p->fleet_share ? "yes" : "no");
+	fprintf(f, "min_machines = %u\n", p->fleet_min_machines);
+	if (p->fleet_trusted_senders)
+		fprintf(f, "trusted_senders = %s\n", p->fleet_trusted_senders);
 	for (size_t i = 0; i < p->n_rules; i++)
 		print_rule(&p->rules[i], f);
 	return ferror(f) ? -EIO : 0;

@@ -104,6 +104,12 @@ struct shstk_policy {
 	enum shstk_risk_action risk_action[SHSTK_RISK_COUNT]; /* by bit number of enum shstk_risk */
 	char *database;
 	char *allowlist;
+	/* [fleet] (issue 20): write evidence as journal entries for a collector;
+	 * clean machines a collector needs before it promotes a build. */
+	bool fleet_share;
+	unsigned fleet_min_machines;
+	/* the collector's senders whose evidence counts (parse_senders), NULL: none */
+	char *fleet_trusted_senders;
 	struct shstk_policy_rule *rules; /* in file order: the first match wins */
 	size_t n_rules;
 };
@@ -179,6 +185,11 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f);
 
 /* Prints "FILE:LINE:COLUMN: message" lines, and how many were not kept. */
 void shstk_policy_errors_print(const struct shstk_policy_errors *errs, const char *file, FILE *f);
+
+/* Whether [fleet] trusted_senders names @sender (or is "*"). */
+bool shstk_policy_fleet_sender_trusted(const struct shstk_policy *p, const char *sender);
+/* A character a sender's name may hold (letters, digits, ".:-_"). */
+bool shstk_fleet_sender_char(char ch);
 
 /* The allowlist header flags (SHSTK_AL_F_*) this policy asks for. */
 uint32_t shstk_policy_allowlist_flags(const struct shstk_policy *p);

@@ -6,7 +6,10 @@
 # fuzzing toolchain, and chromium, the browser that renders the HTML report
 # in tests/integration/test_report_browser.sh, and debuginfod (the server
 # and debuginfod-find; it brings libdebuginfod1, which libdw loads) for
-# tests/integration/test_symbols.sh.  libdw-dev: the symboliser
+# tests/integration/test_symbols.sh, and systemd-journal-remote (its
+# systemd-journal-remote and systemd-journal-upload carry the fleet test's
+# journal entries between simulated machines, tests/integration/test_fleet.sh).
+# libdw-dev: the symboliser
 # (engine/symbols.c) is built on libdwfl.  Safe to run again: apt-get
 # skips what is installed.
 set -eu
@@ -22,7 +25,8 @@ perl patch
 man-db groff-base
 chromium
 pypy3 luajit nodejs
-debuginfod"
+debuginfod
+systemd-journal-remote"
 
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$build_pkgs $test_pkgs"

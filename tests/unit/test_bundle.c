@@ -218,7 +218,7 @@ static void test_bundle_rejects_malformed(void **state)
 	expect_bad(db, "not json", "not valid JSON");
 	expect_bad(db, "[1,2]", "not a JSON object");
 	expect_bad(db, "{\"format\":\"other\",\"version\":1}", "format is not");
-	expect_bad(db, "{\"format\":\"shstk-policy-evidence\",\"version\":2,\"runs\":[],\"violations\":[],\"decisions\":[]}",
+	expect_bad(db, "{\"format\":\"shstk-policy-evidence\",\"version\":3,\"runs\":[],\"violations\":[],\"decisions\":[]}",
 		   "unsupported version");
 	expect_bad(db, DOC("{}", "[]", "[]"), "runs is not an array");
 	expect_bad(db, DOC("[" GOODRUN ",{\"identity\":\"x\",\"started_us\":1,\"source\":\"verify\"}]", "[]", "[]"),
@@ -380,6 +380,89 @@ static void test_bundle_import_linear_and_shares_the_lock(void **state)
 	assert_true(partial_big);
 }
 
+/* What shstkctl fleet ingest leaves on a collector. */
+static void fill_fleet(struct shstk_db *db)
+{
+	static const char sql[] =
+		"INSERT INTO fleet_builds(identity, package, state, since_us, machines_clean, machines_violated, dirty) "
+		"VALUES ('" BID "', 'pkg', 'quarantined', 5, 2, 1, 0), "
+		"('build-id:aa', 'other', 'verified', 6, 3, 0, 0);"
+		"INSERT INTO meta(key, value) VALUES ('fleet.min_machines', '3')";
+
+	assert_int_equal(sqlite3_exec(db->conn, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+static const char *verdict_of(struct shstk_db *db, const char *identity, char *buf, size_t len)
+{
+	sqlite3_stmt *st;
+
+	assert_int_equal(sqlite3_prepare_v2(db->conn,
+					    "SELECT state || '/' || machines_clean || '/' || machines_violated || '/' || "
+					    "min_machines || '/' || origin FROM fleet_verdicts WHERE identity = ?1",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, identity, -1, SQLITE_STATIC);
+	snprintf(buf, len, "%s", sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : "none");
+	sqlite3_finalize(st);
+	return buf;
+}
+
+/*
+ * Issue 20: a collector's database exports version 2 with a fleet section
+ * and its CRC-32C; import stores the verdicts; a changed section is refused
+ * as a whole; a database without fleet data still writes version 1.
+ */
+static void test_bundle_fleet_version2(void **state)
+{
+	struct shstk_db *c = fresh_db(), *m = fresh_db(), *plain = fresh_db();
+	struct shstk_db_bundle_stats st = {};
+	char *e = NULL, *p1 = NULL, *msg = NULL, *bad, *at, buf[128];
+
+	fill(plain);
+	assert_int_equal(shstk_db_bundle_export(plain, PROV, &p1), 0);
+	assert_non_null(strstr(p1, "\"version\":1,"));
+	assert_null(strstr(p1, "\"fleet\""));
+
+	fill_fleet(c);
+	assert_int_equal(shstk_db_bundle_export(c, PROV, &e), 0);
+	assert_non_null(strstr(e, "\"version\":2"));
+	assert_non_null(strstr(e, "\"fleet_crc32c\":\""));
+	assert_int_equal(shstk_db_bundle_import(m, e, &st, &msg), 0);
+	assert_int_equal(st.fleet, 2);
+	assert_string_equal(verdict_of(m, BID, buf, sizeof(buf)), "quarantined/2/1/3/a collector");
+	assert_string_equal(verdict_of(m, "build-id:aa", buf, sizeof(buf)), "verified/3/0/3/a collector");
+	/* Importing it again replaces, never duplicates. */
+	assert_int_equal(shstk_db_bundle_import(m, e, &st, &msg), 0);
+	assert_int_equal(st.fleet, 2);
+
+	/* One verdict changed in transit: quarantined -> verified. */
+	bad = strdup(e);
+	assert_non_null(bad);
+	at = strstr(bad, "\"state\":\"quarantined\",\"since_us\":5");
+	assert_non_null(at);
+	memcpy(at, "\"state\":\"verified\",   ", strlen("\"state\":\"verified\",   "));
+	memmove(at + strlen("\"state\":\"verified\","), at + strlen("\"state\":\"quarantined\","),
+		strlen(at + strlen("\"state\":\"quarantined\",")) + 1);
+	assert_int_equal(shstk_db_bundle_validate(m, bad, &msg), -EBADMSG);
+	assert_non_null(msg);
+	assert_non_null(strstr(msg, "fleet_crc32c"));
+	free(msg);
+	msg = NULL;
+	/* A version 2 bundle without its checksum, and a bad fleet state. */
+	expect_bad(m, "{\"format\":\"shstk-policy-evidence\",\"version\":2,\"runs\":[],\"violations\":[],"
+		      "\"decisions\":[],\"fleet\":[]}",
+		   "fleet_crc32c is missing (version 2)");
+	expect_bad(m, "{\"format\":\"shstk-policy-evidence\",\"version\":3,\"runs\":[],\"violations\":[],"
+		      "\"decisions\":[]}",
+		   "unsupported version");
+	free(bad);
+	free(e);
+	free(p1);
+	shstk_db_close(c);
+	shstk_db_close(m);
+	shstk_db_close(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_bundle_rejects_malformed),
 		cmocka_unit_test(test_bundle_rejects_bad_identities),
 		cmocka_unit_test(test_bundle_import_linear_and_shares_the_lock),
+		cmocka_unit_test(test_bundle_fleet_version2),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -767,6 +767,79 @@ static void test_decide_compute_explains(void **state)
 	shstk_db_close(db);
 }
 
+/* A collector's verdict as `shstkctl import` of a version 2 bundle leaves it. */
+static void put_fleet_min(const char *identity, const char *state, int clean, int violated, int min_machines)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT OR REPLACE INTO fleet_verdicts(identity, state, machines_clean, machines_violated, "
+		 "min_machines, origin, since_us, imported_us) VALUES ('%s', '%s', %d, %d, %d, 'collector', 1, 1)",
+		 identity, state, clean, violated, min_machines);
+	exec_sql(sql);
+}
+
+static void put_fleet(const char *identity, const char *state, int clean, int violated)
+{
+	put_fleet_min(identity, state, clean, violated, 3);
+}
+
+/*
+ * Issue 20: a build the fleet quarantined is quarantined on a machine that
+ * never ran it; one the fleet verified is verified there; but this
+ * machine's own confirmed violation wins over the fleet's promotion.
+ */
+static void test_decide_fleet_verdicts(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = policy(SHSTK_STAGE_ENFORCE_VERIFIED, 5, 1);
+	struct shstk_decide_result res;
+	struct shstk_db *db = fx_open();
+
+	(void)state;
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/bad", .build_id = "f1", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/good", .build_id = "f2", .marked = true });
+	fx_add_exe(db, &(struct fx_exe){ .path = "/usr/bin/mine", .build_id = "f3", .marked = true });
+	decide_all(db, p, FX_T0, NULL);
+	assert_string_equal(decision_of(db, ID("f1")), "candidate/audit/0");
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+
+	put_fleet(ID("f1"), "quarantined", 4, 1);
+	put_fleet(ID("f2"), "verified", 3, 0);
+	put_fleet(ID("f3"), "verified", 3, 0);
+	violate(db, "/usr/bin/mine", 70, SHSTK_SRC_AUDIT);
+	decide_all(db, p, FX_T0 + 1, NULL);
+	assert_string_equal(decision_of(db, ID("f1")), "quarantined/off/0");
+	assert_string_equal(decision_of(db, ID("f2")), "verified/enforce/2");
+	assert_string_equal(decision_of(db, ID("f3")), "quarantined/off/0");
+	assert_int_equal(shstk_decide_compute(db, p, ID("f1"), &res), 0);
+	assert_true(res.fleet);
+	assert_non_null(strstr(res.reason, "fleet (collector): quarantined, confirmed violations from 1 sender"));
+	assert_int_equal(shstk_decide_compute(db, p, ID("f3"), &res), 0);
+	assert_false(res.fleet); /* the local violation decided, not the fleet */
+	assert_null(strstr(res.reason, "fleet"));
+
+	/* A newer collector bundle that says less takes the promotion back. */
+	put_fleet(ID("f2"), "auditing", 1, 0);
+	decide_all(db, p, FX_T0 + 2, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+
+	/* A collector that verified with a laxer threshold than this machine's
+	 * [fleet] min_machines (3, the default) promotes nothing here. */
+	put_fleet_min(ID("f2"), "verified", 1, 0, 1);
+	decide_all(db, p, FX_T0 + 3, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	put_fleet_min(ID("f2"), "verified", 2, 0, 3); /* inconsistent: fewer senders than its own threshold */
+	decide_all(db, p, FX_T0 + 4, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	put_fleet_min(ID("f2"), "verified", 2, 0, 2); /* consistent, but below this machine's 3 */
+	decide_all(db, p, FX_T0 + 4, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "candidate/audit/0");
+	put_fleet_min(ID("f2"), "verified", 4, 0, 4);
+	decide_all(db, p, FX_T0 + 5, NULL);
+	assert_string_equal(decision_of(db, ID("f2")), "verified/enforce/2");
+	shstk_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +860,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide_overrides_dal, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_stage_history, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_decide_compute_explains, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_decide_fleet_verdicts, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `shstkctl fleet ingest`: reads shstkd's fleet entries (engine/fleet.h)
+ * from a collector's journal files, sender by sender and machine by
+ * machine, into the fleet tables (db/fleet.h), and re-decides the builds
+ * that gained evidence.
+ *
+ * Provenance: every field of an uploaded entry, _MACHINE_ID, _HOSTNAME and
+ * _UID included, is what the uploading machine says; systemd-journal-remote
+ * stores them as received.  What it does not take from the client is the
+ * name of the file it writes them to: with --split-mode=host (its default
+ * for a directory) remote-SENDER.journal, SENDER being the peer's address
+ * (or, in a build with GnuTLS and --trust, its certificate's name).  So the
+ * sender is the unit of trust: only the policy's [fleet] trusted_senders
+ * are read, a machine is (sender, _MACHINE_ID), and the fleet counts
+ * senders, never the machine ids one sender can invent (db/fleet.c).
+ *
+ * Cursors: one per machine, written in the same transaction as the rows
+ * read up to it, so an ingest killed at any moment resumes exactly where
+ * its last commit stopped.  The rows' own keys (the machine's run or
+ * violation number and time) make a second copy of an entry a no-op.
+ * Each sender's files are one sd_journal: sd-journal silently drops a file
+ * it finds corrupt while iterating, so its usage is compared before every
+ * commit, and a drop fails the ingest naming the file instead of moving
+ * cursors past entries that were never read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fleet-ingest.h"
+#include "fleet.h"
+#include "identity.h"
+#include "policy.h"
+#include "util.h"
+
+#include <systemd/sd-journal.h>
+
+/* Entries a transaction: large enough that commits cost little, small
+ * enough that a kill loses little work (never data). */
+#define INGEST_BATCH 20000
+
+struct entry {
+	const char *mid, *identity, *package, *version, *mode, *grade, *state, *decision, *old_state,
+		*old_decision, *kind, *action, *ip_object, *ret_object, *hostname, *boot_id, *uid, *fleet;
+	int64_t run, started_us, ended_us, violation, time_us, ip_offset, ret_offset;
+	unsigned sources;
+	bool clean, have_run, have_violation, have_started, have_time;
+	/* copies of the values, NUL-terminated (journal data is not) */
+	char buf[8192];
+	size_t used;
+};
+
+static const char *keep(struct entry *e, const char *v, size_t l)
+{
+	char *p;
+
+	if (e->used + l + 1 > sizeof(e->buf))
+		return NULL;
+	/* Printed by report and shown in decisions' reasons: no control
+	 * characters (terminal escapes, newlines), no bytes beyond ASCII. */
+	for (size_t i = 0; i < l; i++)
+		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] >= 0x7f)
+			return NULL;
+	p = e->buf + e->used;
+	memcpy(p, v, l);
+	p[l] = '\0';
+	e->used += l + 1;
+	return p;
+}
+
+static bool num(const char *v, size_t l, int64_t *ret)
+{
+	char tmp[32];
+	char *end;
+
+	if (l == 0 || l >= sizeof(tmp))
+		return false;
+	memcpy(tmp, v, l);
+	tmp[l] = '\0';
+	errno = 0;
+	*ret = strtoll(tmp, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* One field into @e: only the names ingest uses. */
+static void field(struct entry *e, const char *d, size_t len)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} strs[] = {
+#define S(n, m) { n, offsetof(struct entry, m) }
+		S("MESSAGE_ID", mid),
+		S("SHSTK_IDENTITY", identity),
+		S("SHSTK_PACKAGE", package),
+		S("SHSTK_PACKAGE_VERSION", version),
+		S("SHSTK_MODE", mode),
+		S("SHSTK_GRADE", grade),
+		S("SHSTK_STATE", state),
+		S("SHSTK_DECISION", decision),
+		S("SHSTK_OLD_STATE", old_state),
+		S("SHSTK_OLD_DECISION", old_decision),
+		S("SHSTK_KIND", kind),
+		S("SHSTK_ACTION", action),
+		S("SHSTK_IP_OBJECT", ip_object),
+		S("SHSTK_RET_OBJECT", ret_object),
+		S("_HOSTNAME", hostname),
+		S("_BOOT_ID", boot_id),
+		S("_UID", uid),
+		S("SHSTK_FLEET", fleet),
+#undef S
+	};
+	const char *eq = memchr(d, '=', len);
+	size_t nl, vl;
+	const char *v;
+	int64_t n;
+
+	if (!eq)
+		return;
+	nl = (size_t)(eq - d);
+	v = eq + 1;
+	vl = len - nl - 1;
+	if (nl < 4 || (d[0] != 'S' && d[0] != '_' && d[0] != 'M'))
+		return;
+#define IS(s) (nl == sizeof(s) - 1 && memcmp(d, s, nl) == 0)
+	if (IS("SHSTK_RUN")) {
+		e->have_run = num(v, vl, &e->run);
+	} else if (IS("SHSTK_STARTED_US")) {
+		e->have_started = num(v, vl, &e->started_us);
+	} else if (IS("SHSTK_ENDED_US")) {
+		(void)num(v, vl, &e->ended_us);
+	} else if (IS("SHSTK_VIOLATION")) {
+		e->have_violation = num(v, vl, &e->violation);
+	} else if (IS("SHSTK_TIME_US")) {
+		e->have_time = num(v, vl, &e->time_us);
+	} else if (IS("SHSTK_IP_OFFSET")) {
+		(void)num(v, vl, &e->ip_offset);
+	} else if (IS("SHSTK_RET_OFFSET")) {
+		(void)num(v, vl, &e->ret_offset);
+	} else if (IS("SHSTK_SOURCES")) {
+		if (num(v, vl, &n) && n >= 0 && n < 1 << 16)
+			e->sources = (unsigned)n;
+	} else if (IS("SHSTK_CLEAN")) {
+		e->clean = vl == 1 && v[0] == '1';
+	} else {
+		for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+			if (strlen(strs[i].name) == nl && memcmp(strs[i].name, d, nl) == 0) {
+				*(const char **)((char *)e + strs[i].off) = keep(e, v, vl);
+				break;
+			}
+	}
+#undef IS
+}
+
+/* Only @extra besides letters and digits, 1 to 64 of them; else NULL. */
+static const char *name_or_null(const char *v, const char *extra)
+{
+	size_t n = v ? strlen(v) : 0;
+
+	if (n == 0 || n > 64)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9') ||
+		      strchr(extra, v[i])))
+			return NULL;
+	return v;
+}
+
+static bool known_state(const char *s)
+{
+	static const char *const ok[] = { "ineligible", "candidate", "auditing", "verified", "quarantined" };
+
+	for (size_t i = 0; s && i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(s, ok[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Stores one entry: 1 stored (new), 0 known or not ours, -errno. */
+static int store(struct shstk_db *db, int64_t machine, struct entry *e, struct fleet_ingest_stats *st)
+{
+	int64_t build;
+	int r;
+
+	/* What shstkd writes, and nothing else: its marker, a canonical build
+	 * identity.  _UID=0 holds on the machine (journald sets it from the
+	 * sender's credentials) and says nothing here: the uploader could
+	 * write any value; the sender's file is what vouches (above). */
+	if (!e->uid || strcmp(e->uid, "0") != 0 || !e->fleet || strcmp(e->fleet, "1") != 0 || !e->identity ||
+	    strncmp(e->identity, "build-id:", 9) != 0 || !shstk_identity_canonical(e->identity)) {
+		st->ignored++;
+		return 0;
+	}
+	/* Names the report lists comma-separated: what a package system or
+	 * a host name allows, else unknown. */
+	e->package = name_or_null(e->package, ".+-_");
+	e->version = name_or_null(e->version, ".+-_~:");
+	if (strcmp(e->mid, SHSTK_FLEET_MID_RUN) == 0) {
+		if (!e->have_run || !e->have_started) {
+			st->ignored++;
+			return 0;
+		}
+		r = shstk_db_fleet_build(db, e->identity, e->package, &build);
+		if (r >= 0)
+			r = shstk_db_fleet_run_add(db, &(struct shstk_db_fleet_run){
+							       .machine = machine,
+							       .build = build,
+							       .run = e->run,
+							       .started_us = e->started_us,
+							       .ended_us = e->ended_us,
+							       .boot_id = e->boot_id,
+							       .package_version = e->version,
+							       .mode = e->mode,
+							       .clean = e->clean,
+						       });
+		if (r >= 0)
+			st->now.runs += (uint64_t)r;
+	} else if (strcmp(e->mid, SHSTK_FLEET_MID_VIOLATION) == 0) {
+		if (!e->have_violation || !e->have_time || !e->grade ||
+		    (strcmp(e->grade, "confirmed") != 0 && strcmp(e->grade, "unconfirmed") != 0)) {
+			st->ignored++;
+			return 0;
+		}
+		r = shstk_db_fleet_build(db, e->identity, e->package, &build);
+		if (r >= 0)
+			r = shstk_db_fleet_violation_add(db, &(struct shstk_db_fleet_violation){
+								     .machine = machine,
+								     .build = build,
+								     .violation = e->violation,
+								     .time_us = e->time_us,
+								     .boot_id = e->boot_id,
+								     .package_version = e->version,
+								     .grade = e->grade,
+								     .sources = e->sources,
+								     .mode = e->mode,
+								     .action = e->action,
+								     .kind = e->kind,
+								     .ip_object = e->ip_object,
+								     .ip_offset = e->ip_offset,
+								     .ret_object = e->ret_object,
+								     .ret_offset = e->ret_offset,
+							     });
+		if (r >= 0)
+			st->now.violations += (uint64_t)r;
+	} else {
+		if (!e->have_time || !known_state(e->state) || !e->decision) {
+			st->ignored++;
+			return 0;
+		}
+		r = shstk_db_fleet_build(db, e->identity, e->package, &build);
+		if (r >= 0)
+			r = shstk_db_fleet_decision_add(db, &(struct shstk_db_fleet_decision){
+								    .machine = machine,
+								    .build = build,
+								    .time_us = e->time_us,
+								    .state = e->state,
+								    .decision = e->decision,
+								    .old_state = e->old_state,
+								    .old_decision = e->old_decision,
+							    });
+		if (r >= 0)
+			st->now.decisions += (uint64_t)r;
+	}
+	return r;
+}
+
+static int add_matches(sd_journal *j, const char *machine_id)
+{
+	static const char *const mids[] = { "MESSAGE_ID=" SHSTK_FLEET_MID_RUN, "MESSAGE_ID=" SHSTK_FLEET_MID_VIOLATION,
+					    "MESSAGE_ID=" SHSTK_FLEET_MID_DECISION };
+	char m[64];
+	int r = 0;
+
+	sd_journal_flush_matches(j);
+	/* Values of one field are OR'ed, different fields AND'ed (sd_journal_add_match(3)). */
+	for (size_t i = 0; r >= 0 && i < 3; i++)
+		r = sd_journal_add_match(j, mids[i], 0);
+	snprintf(m, sizeof(m), "_MACHINE_ID=%s", machine_id);
+	return r < 0 ? r : sd_journal_add_match(j, m, 0);
+}
+
+struct machine_list {
+	char (*id)[33];
+	size_t n;
+};
+
+static bool hex32(const char *v)
+{
+	for (size_t i = 0; i < 32; i++)
+		if (!((v[i] >= '0' && v[i] <= '9') || (v[i] >= 'a' && v[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Every _MACHINE_ID in one sender's files, collected first: matches and
+ * enumeration share the journal object. */
+static int machines(sd_journal *j, struct machine_list *l, struct fleet_ingest_stats *st)
+{
+	const void *d;
+	size_t len;
+	int r;
+
+	r = sd_journal_query_unique(j, "_MACHINE_ID");
+	if (r < 0)
+		return r;
+	SD_JOURNAL_FOREACH_UNIQUE(j, d, len) {
+		char(*v)[33];
+
+		/* "_MACHINE_ID=" and 32 lower-case hex digits, as sd-id128 writes it */
+		if (len != 12 + 32 || !hex32((const char *)d + 12)) {
+			st->bad_machine_ids++;
+			continue;
+		}
+		if (l->n >= st->max_machines_per_sender) {
+			st->capped_machines++;
+			continue;
+		}
+		v = reallocarray(l->id, l->n + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->id = v;
+		memcpy(l->id[l->n], (const char *)d + 12, 32);
+		l->id[l->n][32] = '\0';
+		l->n++;
+	}
+	return 0;
+}
+
+static void progress(const struct fleet_ingest_opts *o, const struct fleet_ingest_stats *st, bool last)
+{
+	double s;
+
+	if (!o->progress)
+		return;
+	s = (double)(shstk_clock_us(CLOCK_MONOTONIC) - st->t0_us) / 1e6;
+	fprintf(stderr, "%singest: sender %" PRIu64 ", machine %" PRIu64 ", %" PRIu64 " entries read (%.0f/s), %" PRIu64
+		" runs, %" PRIu64 " violations, %" PRIu64 " decisions new%s", o->tty ? "\r" : "", st->senders,
+		st->machines, st->entries, s > 0 ? (double)st->entries / s : 0.0, st->now.runs, st->now.violations, st->now.decisions,
+		o->tty && !last ? "\033[K" : "\n");
+	if (last && o->tty)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* One sender's files, open as one journal. */
+struct sender {
+	char name[SHSTK_FLEET_SENDER_MAX + 1];
+	char **files; /* absolute paths, NULL-terminated */
+	size_t n_files;
+	sd_journal *j;
+	uint64_t usage; /* the files' size when opened: smaller means sd-journal dropped one */
+};
+
+/* sd-journal dropped a file of @s: find which (it is the one that cannot
+ * be read through on its own) and say so. */
+static int dropped(struct sender *s, struct fleet_ingest_stats *st)
+{
+	if (s->n_files == 1) {
+		snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[0]);
+		return -EBADMSG;
+	}
+	/* A file that fails on its own; sd-journal may also only trip over it
+	 * through the match's entry arrays, then all are named. */
+	for (size_t i = 0; i < s->n_files; i++) {
+		const char *one[2] = { s->files[i], NULL };
+		sd_journal *j = NULL;
+		uint64_t before = 0, after = 0;
+		int r;
+
+		if (sd_journal_open_files(&j, one, 0) < 0 || sd_journal_get_usage(j, &before) < 0)
+			goto bad;
+		while ((r = sd_journal_next(j)) > 0)
+			;
+		if (r < 0 || sd_journal_get_usage(j, &after) < 0 || after < before)
+			goto bad;
+		sd_journal_close(j);
+		continue;
+bad:
+		sd_journal_close(j);
+		snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[i]);
+		return -EBADMSG;
+	}
+	{
+		size_t n = (size_t)snprintf(st->bad_file, sizeof(st->bad_file), "one of");
+
+		for (size_t i = 0; i < s->n_files && n < sizeof(st->bad_file); i++)
+			n += (size_t)snprintf(st->bad_file + n, sizeof(st->bad_file) - n, " %s", s->files[i]);
+	}
+	return -EBADMSG;
+}
+
+static int check_intact(struct sender *s, struct fleet_ingest_stats *st)
+{
+	uint64_t u = 0;
+	int r;
+
+	r = sd_journal_get_usage(s->j, &u);
+	if (r < 0)
+		return r;
+	return u < s->usage ? dropped(s, st) : 0;
+}
+
+/* Cursor and count of machine @machine up to the current entry, and commit. */
+static int commit_machine(struct sender *s, struct shstk_db *db, int64_t machine, const char *host, uint64_t added,
+			  struct fleet_ingest_stats *st)
+{
+	_cleanup_free_ char *c = NULL;
+	int r;
+
+	r = check_intact(s, st);
+	if (r < 0 || (r = sd_journal_get_cursor(s->j, &c)) < 0 ||
+	    (r = shstk_db_fleet_machine_done(db, machine, host, c, added, shstk_clock_us(CLOCK_REALTIME))) < 0 ||
+	    (r = shstk_db_commit(db)) < 0 || (r = shstk_db_begin(db)) < 0)
+		return r;
+	st->commits++;
+	st->committed = st->now;
+	return 0;
+}
+
+/* Reads the current entry into @e and stores it. */
+static int one_entry(sd_journal *j, struct shstk_db *db, int64_t machine, struct entry *e, struct fleet_ingest_stats *st)
+{
+	const void *d;
+	size_t len;
+
+	memset(e, 0, offsetof(struct entry, buf));
+	e->used = 0;
+	SD_JOURNAL_FOREACH_DATA(j, d, len)
+		field(e, d, len);
+	st->entries++;
+	if (!e->mid) {
+		st->ignored++;
+		return 0;
+	}
+	return store(db, machine, e, st);
+}
+
+/* One machine of sender @s from its cursor on; commits (with the cursor) every batch. */
+static int ingest_machine(struct sender *s, struct shstk_db *db, const char *machine_id,
+			  const struct fleet_ingest_opts *o, struct fleet_ingest_stats *st, uint64_t *pending)
+{
+	_cleanup_free_ char *cursor = NULL, *host = NULL;
+	sd_journal *j = s->j;
+	bool current = false;
+	int64_t machine;
+	uint64_t added = 0;
+	int r;
+
+	r = shstk_db_fleet_machine(db, s->name, machine_id, shstk_clock_us(CLOCK_REALTIME), &machine, &cursor);
+	if (r < 0)
+		return r;
+	r = add_matches(j, machine_id);
+	if (r < 0)
+		return r;
+	r = cursor ? sd_journal_seek_cursor(j, cursor) : sd_journal_seek_head(j);
+	if (r < 0)
+		return r;
+	if (cursor) {
+		/* Seeking lands on the cursor's entry, or on the next one when
+		 * that entry is gone (vacuumed, or its file rotated away): then
+		 * the entry landed on is new and is read first. */
+		r = sd_journal_next(j);
+		if (r < 0)
+			return r;
+		if (r > 0 && sd_journal_test_cursor(j, cursor) <= 0) {
+			current = true;
+			st->cursors_gone++;
+		}
+	}
+	for (;;) {
+		struct entry e;
+
+		if (!current) {
+			r = sd_journal_next(j);
+			if (r <= 0)
+				break;
+		}
+		current = false;
+		r = one_entry(j, db, machine, &e, st);
+		if (r < 0)
+			return r;
+		added++;
+		if (e.hostname && !host)
+			host = strdup(name_or_null(e.hostname, ".-_") ?: "-");
+		if (++*pending >= (o->batch ? o->batch : INGEST_BATCH)) {
+			r = commit_machine(s, db, machine, host, added, st);
+			if (r < 0)
+				return r;
+			added = 0;
+			*pending = 0;
+			if (shstk_clock_us(CLOCK_MONOTONIC) - st->last_progress_us >= 1000000) {
+				st->last_progress_us = shstk_clock_us(CLOCK_MONOTONIC);
+				progress(o, st, false);
+			}
+			if (o->test_exit_after && st->commits >= o->test_exit_after)
+				_exit(99); /* the crash test: as if killed right after a commit */
+		}
+	}
+	if (r < 0)
+		return r;
+	r = check_intact(s, st);
+	if (r < 0 || !added)
+		return r;
+	{
+		_cleanup_free_ char *c = NULL;
+
+		/* sd_journal_next() at the end leaves the position on the last
+		 * entry read: where to resume. */
+		r = sd_journal_get_cursor(j, &c);
+		if (r < 0)
+			return r;
+		return shstk_db_fleet_machine_done(db, machine, host && strcmp(host, "-") ? host : NULL, c, added,
+						   shstk_clock_us(CLOCK_REALTIME));
+	}
+}
+
+static void sender_done(struct sender *s)
+{
+	for (size_t i = 0; i < s->n_files; i++)
+		free(s->files[i]);
+	free(s->files);
+	sd_journal_close(s->j);
+	*s = (struct sender){ 0 };
+}
+
+struct sender_list {
+	struct sender *v;
+	size_t n;
+};
+
+static void senders_done(struct sender_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		sender_done(&l->v[i]);
+	free(l->v);
+	*l = (struct sender_list){ 0 };
+}
+
+/*
+ * The sender a file of systemd-journal-remote --split-mode=host belongs
+ * to: remote-NAME.journal, its rotated remote-NAME@SEQ-ID.journal and a
+ * remote-NAME.journal~ set aside unclean.  0 and @name, or -EINVAL.
+ */
+int fleet_sender_of(const char *file, char name[static SHSTK_FLEET_SENDER_MAX + 1])
+{
+	size_t l = strlen(file), n;
+	const char *end;
+
+	if (l > 9 && strcmp(file + l - 9, ".journal~") == 0)
+		l -= 9;
+	else if (l > 8 && strcmp(file + l - 8, ".journal") == 0)
+		l -= 8;
+	else
+		return -EINVAL;
+	if (strncmp(file, "remote-", 7) != 0)
+		return -EINVAL;
+	end = memchr(file + 7, '@', l - 7);
+	n = (size_t)((end ? end : file + l) - (file + 7));
+	if (n == 0 || n > SHSTK_FLEET_SENDER_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!shstk_fleet_sender_char(file[7 + i]))
+			return -EINVAL;
+	memcpy(name, file + 7, n);
+	name[n] = '\0';
+	return 0;
+}
+
+static int cmp_sender(const void *a, const void *b)
+{
+	return strcmp(((const struct sender *)a)->name, ((const struct sender *)b)->name);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files of @dir by sender; files of no sender are counted (and the first one named). */
+static int list_senders(const char *dir, struct sender_list *l, struct fleet_ingest_stats *st)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (r >= 0 && (errno = 0, de = readdir(d))) {
+		char name[SHSTK_FLEET_SENDER_MAX + 1];
+		struct sender *s = NULL;
+		char **f, *path;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (fleet_sender_of(de->d_name, name) < 0) {
+			if (!st->foreign_files++)
+				snprintf(st->foreign_file, sizeof(st->foreign_file), "%s", de->d_name);
+			continue;
+		}
+		for (size_t i = 0; i < l->n && !s; i++)
+			if (strcmp(l->v[i].name, name) == 0)
+				s = &l->v[i];
+		if (!s) {
+			struct sender *v = reallocarray(l->v, l->n + 1, sizeof(*v));
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			l->v = v;
+			s = &l->v[l->n++];
+			*s = (struct sender){ 0 };
+			memcpy(s->name, name, sizeof(name));
+		}
+		f = reallocarray(s->files, s->n_files + 2, sizeof(*f));
+		if (!f || asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+			if (f)
+				s->files = f;
+			r = -ENOMEM;
+			break;
+		}
+		s->files = f;
+		s->files[s->n_files++] = path;
+		s->files[s->n_files] = NULL;
+	}
+	if (r >= 0 && errno)
+		r = -errno;
+	closedir(d);
+	if (r < 0)
+		return r;
+	qsort(l->v, l->n, sizeof(*l->v), cmp_sender);
+	for (size_t i = 0; i < l->n; i++)
+		qsort(l->v[i].files, l->v[i].n_files, sizeof(char *), cmp_str);
+	return 0;
+}
+
+static int ingest_sender(struct sender *s, struct shstk_db *db, const struct fleet_ingest_opts *o,
+			 struct fleet_ingest_stats *st, uint64_t *pending)
+{
+	struct machine_list l = { 0 };
+	int r;
+
+	/* Refuses the whole sender when one of its files cannot be opened. */
+	r = sd_journal_open_files(&s->j, (const char **)s->files, 0);
+	if (r < 0) {
+		snprintf(st->bad_file, sizeof(st->bad_file), "one of sender %s's %zu files", s->name, s->n_files);
+		for (size_t i = 0; i < s->n_files; i++) {
+			const char *one[2] = { s->files[i], NULL };
+			sd_journal *j = NULL;
+
+			if (sd_journal_open_files(&j, one, 0) < 0) {
+				snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[i]);
+				break;
+			}
+			sd_journal_close(j);
+		}
+		st->bad_errno = -r;
+		return r == -ENOMEM ? r : -EBADMSG;
+	}
+	r = sd_journal_get_usage(s->j, &s->usage);
+	if (r >= 0)
+		r = machines(s->j, &l, st);
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		r = ingest_machine(s, db, l.id[i], o, st, pending);
+		st->machines++;
+	}
+	free(l.id);
+	return r;
+}
+
+int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest_opts *o, struct fleet_ingest_stats *st)
+{
+	struct sender_list l = { 0 };
+	uint64_t pending = 0;
+	int r;
+
+	st->t0_us = st->last_progress_us = shstk_clock_us(CLOCK_MONOTONIC);
+	if (!st->max_machines_per_sender)
+		st->max_machines_per_sender = FLEET_MAX_MACHINES_PER_SENDER;
+	r = list_senders(dir, &l, st);
+	if (r < 0)
+		return r;
+	if (l.n == 0) {
+		/* Not a collector's directory (or the wrong one): say so, not "0 machines". */
+		senders_done(&l);
+		return -ENOMSG;
+	}
+	r = shstk_db_begin(db);
+	for (size_t i = 0; r >= 0 && i < l.n; i++) {
+		if (!shstk_policy_fleet_sender_trusted(o->policy, l.v[i].name)) {
+			if (!st->untrusted++)
+				snprintf(st->untrusted_first, sizeof(st->untrusted_first), "%s", l.v[i].name);
+			continue;
+		}
+		/* A sender starts on a commit: one whose files turn out corrupt
+		 * takes back only its own uncommitted rows. */
+		if (pending && (r = shstk_db_commit(db)) >= 0 && (r = shstk_db_begin(db)) >= 0)
+			pending = 0;
+		st->committed = st->now;
+		if (r < 0)
+			break;
+		st->senders++;
+		r = ingest_sender(&l.v[i], db, o, st, &pending);
+		sender_done(&l.v[i]);
+		if (r == -EBADMSG) {
+			/* Named in st->bad_file; the others are still read. */
+			st->bad_senders++;
+			pending = 0;
+			st->now = st->committed; /* what the rollback takes back is not new */
+			r = shstk_db_rollback(db);
+			if (r >= 0)
+				r = shstk_db_begin(db);
+		}
+	}
+	/* The fleet's decisions, from everything stored so far (builds marked
+	 * by an ingest killed before it got here included). */
+	if (r >= 0) {
+		char mm[16];
+
+		/* What the verdicts were decided with, for the export (db/bundle.h). */
+		snprintf(mm, sizeof(mm), "%u", o->min_machines);
+		r = shstk_db_meta_set(db, "fleet.min_machines", mm);
+	}
+	if (r >= 0)
+		r = shstk_db_fleet_redecide(db, o->min_machines, o->unconfirmed_quarantines, shstk_clock_us(CLOCK_REALTIME),
+					    &st->builds, &st->changed);
+	if (r >= 0)
+		r = shstk_db_commit(db);
+	else
+		(void)shstk_db_rollback(db);
+	progress(o, st, true);
+	senders_done(&l);
+	return r < 0 ? r : st->bad_senders ? -EBADMSG : 0;
+}
