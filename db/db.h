@@ -28,11 +28,12 @@
 #include <sys/stat.h>
 
 #include "elfinfo.h"
+#include "libc-info.h"
 
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 7
+#define SHSTK_DB_SCHEMA_VERSION 8
 /* PRAGMA application_id of this project's databases: "SHST". */
 #define SHSTK_DB_APPLICATION_ID 0x53485354
 
@@ -294,6 +295,10 @@ struct shstk_db_verdict {
 	uint64_t closure_hash;    /* lets a rescan skip rewriting an unchanged closure */
 	int64_t scan;
 	int64_t closure_set;      /* shstk_db_verdicts_insert() only: its set, 0 for none */
+	/* The closure's C library (libc-info.h; kind NONE: static, or none
+	 * found) and its path (NULL when none): what its risks were judged on. */
+	struct shstk_libc_info libc;
+	const char *libc_path;
 };
 
 /*

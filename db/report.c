@@ -18,7 +18,7 @@ static const char SQL_TOTALS[] =
 	"sum(" IS_EXEC " AND v.verdict = 'eligible'), sum(" IS_EXEC " AND v.verdict <> 'eligible'), "
 	"sum(" IS_EXEC " AND v.verdict IS NULL), "
 	"sum(o.format = 1 AND o.risks <> 0), "
-	"sum(o.format = 1 AND " IS_SHSTK " AND (o.risks | coalesce(v.risks, 0)) <> 0) "
+	"sum(o.format = 1 AND " IS_SHSTK " AND (coalesce(v.risks, o.risks)) <> 0) "
 	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id";
 
 static const char SQL_VERDICTS[] = "SELECT v.verdict, count(*) AS n FROM verdicts v JOIN objects o ON o.id = v.object "
@@ -31,9 +31,9 @@ static const char SQL_OFFENDERS[] =
 	"GROUP BY v.verdict, v.reason_name, v.reason_path ORDER BY n DESC, v.reason_name LIMIT ?1";
 
 static const char SQL_SUSPECTS[] =
-	"SELECT o.id, o.path, o.kind, o.package, o.risks | coalesce(v.risks, 0), v.verdict "
+	"SELECT o.id, o.path, o.kind, o.package, coalesce(v.risks, o.risks), v.verdict "
 	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id "
-	"WHERE o.format = 1 AND " IS_SHSTK " AND (o.risks | coalesce(v.risks, 0)) <> 0 ORDER BY o.path";
+	"WHERE o.format = 1 AND " IS_SHSTK " AND (coalesce(v.risks, o.risks)) <> 0 ORDER BY o.path";
 
 static const char SQL_PACKAGES[] =
 	"SELECT o.package, max(o.package_source), count(*) AS n, sum(" IS_EXEC "), sum(" IS_SHSTK "), "

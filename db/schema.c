@@ -349,6 +349,26 @@ static const char migration_6[] = "ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
 static const char migration_7[] = "ALTER TABLE violations ADD COLUMN ip_symbol TEXT;\n"
 				  "ALTER TABLE violations ADD COLUMN ret_symbol TEXT;\n";
 
+/*
+ * The C library each verdict was judged on (issue 16): a longjmp or
+ * ucontext import is no risk where the closure's C library is a
+ * shadow-stack aware glibc, so verdicts.risks depends on it, and explain
+ * and report say which it was.  libc is lib/libc-info's kind name
+ * ('glibc', 'musl', 'other'; NULL: static or none found), libc_version
+ * glibc's newest GLIBC_2.N version definition ("2.41"), libc_marked its
+ * SHSTK marking when judged.  Existing verdicts were judged without it: the
+ * next scan rewrites every closure (as migration 4 does).
+ * (Written as migration 8 beside the fleet branch's 8: whichever lands
+ * second renumbers, by its place in db_migrations[] and
+ * SHSTK_DB_SCHEMA_VERSION; nothing else names the number.)
+ */
+static const char migration_libc[] = "ALTER TABLE verdicts ADD COLUMN libc TEXT;\n"
+				     "ALTER TABLE verdicts ADD COLUMN libc_path TEXT;\n"
+				     "ALTER TABLE verdicts ADD COLUMN libc_version TEXT;\n"
+				     "ALTER TABLE verdicts ADD COLUMN libc_marked INTEGER NOT NULL DEFAULT 0;\n"
+				     "UPDATE verdicts SET closure_hash = 1;\n"
+				     "DELETE FROM meta WHERE key LIKE 'ldcache-stamp:%';\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
@@ -357,5 +377,6 @@ const char *const db_migrations[] = {
 	migration_5,
 	migration_6,
 	migration_7,
+	migration_libc,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

@@ -20,8 +20,6 @@
 #include "libc-info.h"
 #include "shstk-test.h"
 
-#define HOW_CET_GLIBC "build it once with tests/e2e/cet-glibc (about 10 minutes, cached)"
-
 static void read_ok(const char *path, struct shstk_libc_info *l)
 {
 	struct shstk_err err = { "" };
@@ -29,28 +27,6 @@ static void read_ok(const char *path, struct shstk_libc_info *l)
 
 	if (r < 0)
 		fail_msg("%s: %s (%s)", path, strerror(-r), err.msg);
-}
-
-/* The directory of the cached CET glibc build, or the case fails as missing. */
-static const char *cet_glibc_dir(char *buf, size_t len)
-{
-	const char *src = shstk_test_env("SHSTK_SRCDIR");
-	char cmd[PATH_MAX + 64];
-	FILE *p;
-	int st;
-
-	snprintf(cmd, sizeof(cmd), "'%s/tests/e2e/cet-glibc' --print-dir 2>/dev/null", src);
-	p = popen(cmd, "r");
-	if (!p || !fgets(buf, (int)len, p)) {
-		if (p)
-			pclose(p);
-		SHSTK_TEST_MISSING("the CET-enabled glibc cache (tests/e2e/cet-glibc --print-dir)", HOW_CET_GLIBC);
-	}
-	st = pclose(p);
-	buf[strcspn(buf, "\n")] = '\0';
-	if (st != 0 || !buf[0])
-		SHSTK_TEST_MISSING("the CET-enabled glibc cache (tests/e2e/cet-glibc --print-dir)", HOW_CET_GLIBC);
-	return buf;
 }
 
 /* The host's glibc (Debian 12: 2.36, built without CET, so unmarked): the
@@ -88,11 +64,11 @@ static void test_libc_info_cet_glibc(void **state)
 	FILE *f;
 
 	(void)state;
-	cet_glibc_dir(dir, sizeof(dir));
+	shstk_test_cet_glibc_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/version", dir);
 	f = fopen(path, "re");
 	if (!f || !fgets(srcver, sizeof(srcver), f))
-		SHSTK_TEST_MISSING(path, HOW_CET_GLIBC);
+		SHSTK_TEST_MISSING(path, SHSTK_TEST_HOW_CET_GLIBC);
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/root/lib/x86_64-linux-gnu/libc.so.6", dir);
 	read_ok(path, &l);
