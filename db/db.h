@@ -410,9 +410,23 @@ struct shstk_db_suspect {
 	const char *path;
 	const char *kind;
 	const char *package;
-	uint32_t risks;       /* own risks | closure risks of its verdict */
+	uint32_t risks;       /* the verdict's risks (closure JIT, the C library's judgement);
+			       * a library's own */
 	const char *verdict;  /* NULL for libraries */
 };
+
+/* The C libraries the executables' verdicts were judged on (issue 16). */
+struct shstk_db_libc_count {
+	struct shstk_libc_info libc; /* kind NONE: static or none found */
+	const char *path;            /* NULL for kind NONE */
+	bool static_;                /* kind NONE: the executables are static */
+	uint64_t executables;        /* with a verdict on this C library */
+	uint64_t lifted;             /* whose longjmp/ucontext imports are no risk on it */
+};
+
+/* One row per C library (and one for static, one for none found), most
+ * executables first. */
+int shstk_db_report_libcs(struct shstk_db *db, int (*cb)(const struct shstk_db_libc_count *l, void *ud), void *ud);
 
 /* Objects marked SHSTK that carry risk signals (the suspects), by path. */
 int shstk_db_report_suspects(struct shstk_db *db, int (*cb)(const struct shstk_db_suspect *s, void *ud),

@@ -35,6 +35,17 @@ static const char SQL_SUSPECTS[] =
 	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id "
 	"WHERE o.format = 1 AND " IS_SHSTK " AND (coalesce(v.risks, o.risks)) <> 0 ORDER BY o.path";
 
+/* "lifted": the file imports longjmp or ucontext functions (risk bits
+ * 1 and 2, lib/risk.h) and its verdict, judged on this C library, does not
+ * count them. */
+_Static_assert(SHSTK_RISK_CONTEXT == 1 && SHSTK_RISK_LONGJMP == 2, "SQL_LIBCS spells the risk bits");
+static const char SQL_LIBCS[] =
+	"SELECT v.libc, v.libc_path, v.libc_version, v.libc_marked, v.libc IS NULL AND o.static AS st, count(*) AS n, "
+	"sum((o.risks & 3) <> 0 AND (v.risks & 3) = 0) "
+	"FROM verdicts v JOIN objects o ON o.id = v.object "
+	"GROUP BY v.libc, v.libc_path, v.libc_version, v.libc_marked, st "
+	"ORDER BY n DESC, v.libc_path IS NULL, v.libc_path, st";
+
 static const char SQL_PACKAGES[] =
 	"SELECT o.package, max(o.package_source), count(*) AS n, sum(" IS_EXEC "), sum(" IS_SHSTK "), "
 	"sum(" IS_IBT "), sum(v.verdict = 'eligible') "
@@ -251,6 +262,35 @@ int shstk_db_report_blocker_packages(struct shstk_db *db, unsigned limit,
 			.executables = col_u64(st, 2),
 		};
 		r = cb(&p, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_libcs(struct shstk_db *db, int (*cb)(const struct shstk_db_libc_count *l, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_libc_count l;
+	int r, rc;
+
+	r = db_prepare(db, SQL_LIBCS, &st);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		l = (struct shstk_db_libc_count){
+			.libc = { .kind = shstk_libc_kind_from_name(db_col_text(st, 0)) },
+			.path = db_col_text(st, 1),
+			.static_ = sqlite3_column_int(st, 4),
+			.executables = col_u64(st, 5),
+			.lifted = col_u64(st, 6),
+		};
+		if (l.libc.kind == SHSTK_LIBC_GLIBC)
+			(void)shstk_libc_version_parse(db_col_text(st, 2), &l.libc);
+		l.libc.marked = l.libc.kind && sqlite3_column_int(st, 3);
+		if (!l.libc.kind)
+			l.path = NULL;
+		r = cb(&l, ud);
 		if (r < 0)
 			return r;
 	}

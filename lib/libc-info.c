@@ -271,7 +271,7 @@ char *shstk_libc_describe(const struct shstk_libc_info *l, bool static_program, 
 	switch (l->kind) {
 	case SHSTK_LIBC_NONE:
 		snprintf(buf, len, "%s",
-			 static_program ? "none loaded: statically linked (its longjmp is judged as a risk)"
+			 static_program ? "none loaded: statically linked, its C library is part of it (not judged)"
 					: "none found in the closure (longjmp/ucontext imports are judged as risks)");
 		break;
 	case SHSTK_LIBC_MUSL:
