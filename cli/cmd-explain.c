@@ -29,8 +29,9 @@ static void help(void)
 	      "risk signals (context-switching or longjmp imports, a JIT runtime in the\n"
 	      "closure, an executable stack, text relocations).  For an executable, its C\n"
 	      "library: which one (glibc's version from its version definitions), whether\n"
-	      "it is marked SHSTK, and what follows: a marked glibc keeps the shadow stack\n"
-	      "in step on longjmp and swapcontext, so those imports are no risk there, and\n"
+	      "it is marked SHSTK, and what follows: a marked glibc (with the INCSSPQ code\n"
+	      "that backs the marking) keeps the shadow stack in step on longjmp and\n"
+	      "swapcontext, so those imports are no risk there, and\n"
 	      "from 2.39 it enables and locks the shadow stack itself at start-up.\n"
 	      "\n"
 	      "The facts come from the database when PATH was scanned and has not changed\n"
@@ -855,6 +856,7 @@ static int print_json(const struct explanation *e, struct shstk_db *db)
 		json_kv_string(&j, "path", e->libc_path);
 		json_kv_string(&j, "version", e->libc.version[0] ? e->libc.version : NULL);
 		json_kv_bool(&j, "marked", e->libc.marked);
+		json_kv_bool(&j, "shadow_stack_code", e->libc.unwinds);
 		json_kv_bool(&j, "shadow_stack_aware", shstk_libc_cet_aware(&e->libc));
 		json_kv_bool(&j, "enables_at_startup", shstk_libc_enables_at_startup(&e->libc));
 		json_kv_string(&j, "explanation", shstk_libc_describe(&e->libc, o->is_static, buf, sizeof(buf)));

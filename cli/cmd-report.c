@@ -174,7 +174,7 @@ static int on_suspect(const struct shstk_db_suspect *s, void *ud)
 static int on_libc(const struct shstk_db_libc_count *c, void *ud)
 {
 	const char *cells[] = { shstk_libc_kind_name(c->libc.kind), c->path, c->libc.version[0] ? c->libc.version : NULL };
-	uint64_t nums[] = { c->libc.marked, c->static_, c->executables, c->lifted };
+	uint64_t nums[] = { c->libc.marked, c->static_, c->executables, c->lifted, c->libc.unwinds };
 
 	return rows_add(ud, cells, nums);
 }
@@ -186,6 +186,7 @@ void report_libc_of(const struct report *rep, size_t i, struct shstk_libc_info *
 	if (l.kind == SHSTK_LIBC_GLIBC)
 		(void)shstk_libc_version_parse(CELL(&rep->libcs, i, 2), &l);
 	l.marked = NUM(&rep->libcs, i, 0);
+	l.unwinds = NUM(&rep->libcs, i, 4);
 	*ret = l;
 }
 
@@ -620,7 +621,7 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct admi
 	rep->offenders = (struct row_list){ .width = 4, .nnum = 3 };
 	rep->suspects = (struct row_list){ .width = 4, .nnum = 1 };
 	rep->packages = (struct row_list){ .width = 2, .nnum = 5 };
-	rep->libcs = (struct row_list){ .width = 3, .nnum = 4 };
+	rep->libcs = (struct row_list){ .width = 3, .nnum = 5 };
 	rep->stages = (struct row_list){ .width = 4, .nnum = 1 };
 	rep->blocker_pkgs = (struct row_list){ .width = 1, .nnum = 2 };
 	rep->viol = (struct row_list){ .width = VC_WIDTH, .nnum = VN_WIDTH };
@@ -1042,6 +1043,7 @@ static void print_json(const struct report *rep, const char *db_path)
 		json_kv_string(&j, "path", CELL(&rep->libcs, i, 1));
 		json_kv_string(&j, "version", CELL(&rep->libcs, i, 2));
 		json_kv_bool(&j, "marked", l.marked);
+		json_kv_bool(&j, "shadow_stack_code", l.unwinds);
 		json_kv_bool(&j, "static", NUM(&rep->libcs, i, 1));
 		json_kv_bool(&j, "shadow_stack_aware", shstk_libc_cet_aware(&l));
 		json_kv_bool(&j, "enables_at_startup", shstk_libc_enables_at_startup(&l));

@@ -62,7 +62,7 @@ struct report {
 	struct row_list offenders; /* cells: kind name path package; nums: blocks alone first */
 	struct row_list suspects;  /* cells: path kind package verdict; nums: risks */
 	struct row_list packages;  /* cells: package source; nums: objects executables shstk ibt eligible */
-	struct row_list libcs;     /* cells: kind path version; nums: marked static executables lifted */
+	struct row_list libcs;     /* cells: kind path version; nums: marked static executables lifted unwinds */
 
 	/* the rollout (issue 19) */
 	const struct admin_policy *ap;

@@ -41,9 +41,9 @@ static const char SQL_SUSPECTS[] =
 _Static_assert(SHSTK_RISK_CONTEXT == 1 && SHSTK_RISK_LONGJMP == 2, "SQL_LIBCS spells the risk bits");
 static const char SQL_LIBCS[] =
 	"SELECT v.libc, v.libc_path, v.libc_version, v.libc_marked, v.libc IS NULL AND o.static AS st, count(*) AS n, "
-	"sum((o.risks & 3) <> 0 AND (v.risks & 3) = 0) "
+	"sum((o.risks & 3) <> 0 AND (v.risks & 3) = 0), v.libc_unwinds "
 	"FROM verdicts v JOIN objects o ON o.id = v.object "
-	"GROUP BY v.libc, v.libc_path, v.libc_version, v.libc_marked, st "
+	"GROUP BY v.libc, v.libc_path, v.libc_version, v.libc_marked, v.libc_unwinds, st "
 	"ORDER BY n DESC, v.libc_path IS NULL, v.libc_path, st";
 
 static const char SQL_PACKAGES[] =
@@ -288,6 +288,7 @@ int shstk_db_report_libcs(struct shstk_db *db, int (*cb)(const struct shstk_db_l
 		if (l.libc.kind == SHSTK_LIBC_GLIBC)
 			(void)shstk_libc_version_parse(db_col_text(st, 2), &l.libc);
 		l.libc.marked = l.libc.kind && sqlite3_column_int(st, 3);
+		l.libc.unwinds = l.libc.kind && sqlite3_column_int(st, 7);
 		if (!l.libc.kind)
 			l.path = NULL;
 		r = cb(&l, ud);

@@ -356,7 +356,8 @@ static const char migration_7[] = "ALTER TABLE violations ADD COLUMN ip_symbol T
  * and report say which it was.  libc is lib/libc-info's kind name
  * ('glibc', 'musl', 'other'; NULL: static or none found), libc_version
  * glibc's newest GLIBC_2.N version definition ("2.41"), libc_marked its
- * SHSTK marking when judged.  Existing verdicts were judged without it: the
+ * SHSTK marking when judged, libc_unwinds whether its code holds the
+ * instruction (INCSSPQ) that backs the marking.  Existing verdicts were judged without it: the
  * next scan rewrites every closure (as migration 4 does).
  * (Written as migration 8 beside the fleet branch's 8: whichever lands
  * second renumbers, by its place in db_migrations[] and
@@ -366,6 +367,7 @@ static const char migration_libc[] = "ALTER TABLE verdicts ADD COLUMN libc TEXT;
 				     "ALTER TABLE verdicts ADD COLUMN libc_path TEXT;\n"
 				     "ALTER TABLE verdicts ADD COLUMN libc_version TEXT;\n"
 				     "ALTER TABLE verdicts ADD COLUMN libc_marked INTEGER NOT NULL DEFAULT 0;\n"
+				     "ALTER TABLE verdicts ADD COLUMN libc_unwinds INTEGER NOT NULL DEFAULT 0;\n"
 				     "UPDATE verdicts SET closure_hash = 1;\n"
 				     "DELETE FROM meta WHERE key LIKE 'ldcache-stamp:%';\n";
 

@@ -10,6 +10,7 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -186,6 +187,58 @@ int shstk_libc_glibc_version_fd(int fd, unsigned *ret_major, unsigned *ret_minor
 	return 0;
 }
 
+/*
+ * INCSSPQ r64: F3, REX.W (48, or 49 for r8-r15), 0F AE, ModRM 11 101 rrr
+ * (E8-EF).  Bytes of other instructions may spell it by chance; together
+ * with the marking that is evidence enough, and a libc built without CET
+ * has no reason to hold it at all.
+ */
+static bool has_incsspq(const uint8_t *p, size_t n)
+{
+	for (const uint8_t *q = p, *end = p + n; end - q >= 5;) {
+		q = memchr(q, 0xf3, (size_t)(end - q) - 4);
+		if (!q)
+			return false;
+		if ((q[1] == 0x48 || q[1] == 0x49) && q[2] == 0x0f && q[3] == 0xae && (q[4] & 0xf8) == 0xe8)
+			return true;
+		q++;
+	}
+	return false;
+}
+
+int shstk_libc_has_ssp_unwind_fd(int fd, struct shstk_err *err)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+
+	pthread_once(&elf_version_once, elf_version_init);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		shstk_err_set(err, "libelf: %s", elf ? "not an ELF object" : elf_errmsg(-1));
+		return -EBADMSG;
+	}
+	for (size_t i = 1; (scn = elf_nextscn(elf, scn)) != NULL; i++) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh)) {
+			shstk_err_set(err, "section %zu: %s", i, elf_errmsg(-1));
+			return -EBADMSG;
+		}
+		if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		/* elf_rawdata(): the bytes as in the file, in one piece. */
+		d = elf_rawdata(scn, NULL);
+		if (!d) {
+			shstk_err_set(err, "section %zu: %s", i, elf_errmsg(-1));
+			return -EBADMSG;
+		}
+		if (d->d_buf && has_incsspq(d->d_buf, d->d_size))
+			return 1;
+	}
+	return 0;
+}
+
 void shstk_libc_version_format(struct shstk_libc_info *l)
 {
 	if (l->major == 0 && l->minor == 0)
@@ -223,6 +276,13 @@ int shstk_libc_info_from(int fd, const char *name, const struct shstk_elf_info *
 		if (r == 0)
 			l.kind = SHSTK_LIBC_OTHER;
 		shstk_libc_version_format(&l);
+		/* Only a marked glibc needs its claim checked. */
+		if (l.kind == SHSTK_LIBC_GLIBC && l.marked) {
+			r = shstk_libc_has_ssp_unwind_fd(fd, err);
+			if (r < 0)
+				return r;
+			l.unwinds = r > 0;
+		}
 	}
 	*ret = l;
 	return 0;
@@ -284,6 +344,11 @@ char *shstk_libc_describe(const struct shstk_libc_info *l, bool static_program, 
 		if (!l->marked)
 			snprintf(buf, len, "glibc %s, not shadow-stack aware: %s", l->version[0] ? l->version : "?",
 				 unaware);
+		else if (!l->unwinds)
+			snprintf(buf, len,
+				 "glibc %s, marked but without shadow-stack code (no INCSSP: marked by a build that "
+				 "did not compile it for CET), not shadow-stack aware: %s",
+				 l->version[0] ? l->version : "?", unaware);
 		else if (shstk_libc_enables_at_startup(l))
 			snprintf(buf, len,
 				 "glibc %s, shadow-stack aware, enables and locks at start-up when every object is marked"

@@ -16,6 +16,12 @@
  *   enables (and locks) the shadow stack itself when the executable and
  *   every object loaded at start are marked, under the tunables
  *   glibc.cpu.hwcaps=SHSTK / glibc.cpu.x86_shstk;
+ * - the marking alone is a claim, and careless builds mark what they did not
+ *   compile for it (DESIGN.md): an aware glibc also has the code, the
+ *   INCSSPQ instruction its __longjmp and *context functions pop the
+ *   shadow stack with (Intel SDM vol. 2A, "INCSSPD/INCSSPQ": F3 REX.W 0F
+ *   AE /5).  Debian 12's libc.so.6 has none; the project's --enable-cet
+ *   2.41 build has them in __longjmp and setcontext/swapcontext;
  * - glibc's version is the newest GLIBC_2.N symbol version libc.so.6
  *   defines (SHT_GNU_verdef): every release that adds a symbol adds its
  *   version node, and since 2.34 every release has added one.  Unlike a
@@ -47,12 +53,14 @@ struct shstk_libc_info {
 	unsigned major, minor; /* glibc only; 0.0 when no GLIBC_ version was found */
 	char version[16];      /* "2.41"; "" when unknown */
 	bool marked;           /* the object is marked SHSTK (its GNU property note) */
+	bool unwinds;          /* its executable sections hold INCSSPQ (glibc only) */
 };
 
-/* Marked glibc: its longjmp and *context functions maintain the shadow stack. */
+/* A marked glibc with the code to back it: its longjmp and *context
+ * functions maintain the shadow stack. */
 static inline bool shstk_libc_cet_aware(const struct shstk_libc_info *l)
 {
-	return l->kind == SHSTK_LIBC_GLIBC && l->marked;
+	return l->kind == SHSTK_LIBC_GLIBC && l->marked && l->unwinds;
 }
 
 /* CET-aware and >= 2.39: ld.so enables and locks at start-up on its own when
@@ -72,6 +80,13 @@ static inline bool shstk_libc_enables_at_startup(const struct shstk_libc_info *l
  * SHSTK_LIBC_NONE.
  */
 enum shstk_libc_kind shstk_libc_kind_by_name(const char *name, const char *soname);
+
+/*
+ * Whether the executable sections (SHF_EXECINSTR) of the ELF file open at
+ * @fd contain an INCSSPQ instruction's bytes: 1 yes, 0 no (or no section
+ * headers), -EBADMSG with @err, other -errno.
+ */
+int shstk_libc_has_ssp_unwind_fd(int fd, struct shstk_err *err);
 
 /*
  * The newest GLIBC_MAJOR.MINOR[.PATCH] version that the ELF file open at

@@ -345,7 +345,7 @@ static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, 
 			     uint64_t tail)
 {
 	uint64_t h = FNV_BASIS;
-	int64_t num[6];
+	int64_t num[7];
 
 	h = fnv_str(h, v->verdict);
 	num[0] = v->reason_idx;
@@ -356,6 +356,7 @@ static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, 
 	num[3] = v->libc.kind;
 	num[4] = (int64_t)v->libc.major << 32 | v->libc.minor;
 	num[5] = v->libc.marked;
+	num[6] = v->libc.unwinds;
 	h = fnv(h, num, sizeof(num));
 	h = fnv_str(h, v->libc_path);
 	h = rows_hash(h, rows, 0, n > 0 ? 1 : 0);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -78,6 +79,7 @@ static void test_libc_info_cet_glibc(void **state)
 	assert_true(srcver[strlen(l.version)] == '-' || srcver[strlen(l.version)] == '.');
 	assert_string_equal(l.version, "2.41");
 	assert_true(l.marked);
+	assert_true(l.unwinds);
 	assert_true(shstk_libc_cet_aware(&l));
 	assert_true(shstk_libc_enables_at_startup(&l));
 	shstk_libc_describe(&l, false, buf, sizeof(buf));
@@ -97,12 +99,48 @@ static void test_libc_info_crafted_versions(void **state)
 	assert_int_equal(l.kind, SHSTK_LIBC_GLIBC);
 	assert_string_equal(l.version, "2.40");
 	assert_true(l.marked);
+	/* Marked, but no INCSSPQ in its code: the marking is not believed. */
+	assert_false(l.unwinds);
+	assert_false(shstk_libc_cet_aware(&l));
+	assert_false(shstk_libc_enables_at_startup(&l));
+	/* With the instruction (the same library plus an INCSSPQ), it is. */
+	read_ok(shstk_test_fixture_path("elf/fakeglibc-cet.so.6", path, sizeof(path)), &l);
+	assert_string_equal(l.version, "2.40");
+	assert_true(l.marked);
+	assert_true(l.unwinds);
+	assert_true(shstk_libc_cet_aware(&l));
 	assert_true(shstk_libc_enables_at_startup(&l));
 	/* Below 2.39 a marked glibc is aware but leaves enabling to others. */
 	l.minor = 38;
 	shstk_libc_version_format(&l);
 	assert_true(shstk_libc_cet_aware(&l));
 	assert_false(shstk_libc_enables_at_startup(&l));
+}
+
+/*
+ * Debian 12's libc.so.6 marked SHSTK the way a careless build marks it
+ * (tests/tools/shstk-mark): the marking is read, but without the code that
+ * unwinds a shadow stack it is not believed, and longjmp stays a risk.
+ */
+static void test_libc_info_mismarked_host_glibc(void **state)
+{
+	char tmp[] = "/tmp/test_libc_info.XXXXXX", out[64], cmd[PATH_MAX + 128], buf[256];
+	const char *mark = shstk_test_env("SHSTK_MARK");
+	struct shstk_libc_info l;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	snprintf(out, sizeof(out), "%s/libc.so.6", tmp);
+	snprintf(cmd, sizeof(cmd), "'%s' --ibt /lib/x86_64-linux-gnu/libc.so.6 '%s'", mark, out);
+	assert_int_equal(system(cmd), 0);
+	read_ok(out, &l);
+	assert_int_equal(l.kind, SHSTK_LIBC_GLIBC);
+	assert_true(l.marked);
+	assert_false(l.unwinds);
+	assert_false(shstk_libc_cet_aware(&l));
+	assert_non_null(strstr(shstk_libc_describe(&l, false, buf, sizeof(buf)), "without shadow-stack code"));
+	unlink(out);
+	rmdir(tmp);
 }
 
 /* A libc.so.6 without GLIBC_ version definitions is not glibc. */
@@ -150,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_libc_info_host_glibc),
 		cmocka_unit_test(test_libc_info_cet_glibc),
 		cmocka_unit_test(test_libc_info_crafted_versions),
+		cmocka_unit_test(test_libc_info_mismarked_host_glibc),
 		cmocka_unit_test(test_libc_info_not_glibc),
 		cmocka_unit_test(test_libc_info_names),
 	};
