@@ -725,12 +725,17 @@ static void verdict_sentence(const struct explanation *e, char *buf, size_t len)
 		snprintf(buf, len, "%s", v);
 }
 
-/* Is the risk named @kind lifted by the closure's C library (deps.c
- * closure_risks(): longjmp and ucontext on a shadow-stack aware glibc)? */
+/*
+ * Is the risk named @kind lifted by the closure's C library (deps.c
+ * closure_risks(): longjmp and ucontext on a shadow-stack aware glibc)?
+ * Read from the verdict's risks, which the decision engine uses, so that
+ * explain never calls lifted what the verdict still counts.
+ */
 static bool risk_lifted(const struct explanation *e, const char *kind)
 {
-	return e->have_verdict && shstk_libc_cet_aware(&e->libc) &&
-	       (shstk_risk_from_name(kind) & (SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT));
+	uint32_t bit = shstk_risk_from_name(kind) & (SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT);
+
+	return e->have_verdict && bit && !(e->risks & bit) && shstk_libc_cet_aware(&e->libc);
 }
 
 /* "PATH, marked SHSTK: glibc 2.41, shadow-stack aware, ..." */
