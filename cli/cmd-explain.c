@@ -27,7 +27,12 @@ static void help(void)
 	      "loads them, with each one's marking and how it was found (RPATH, RUNPATH,\n"
 	      "ld.so.cache, default directories), the first reason it is ineligible, and its\n"
 	      "risk signals (context-switching or longjmp imports, a JIT runtime in the\n"
-	      "closure, an executable stack, text relocations).\n"
+	      "closure, an executable stack, text relocations).  For an executable, its C\n"
+	      "library: which one (glibc's version from its version definitions), whether\n"
+	      "it is marked SHSTK, and what follows: a marked glibc (with the INCSSPQ code\n"
+	      "that backs the marking) keeps the shadow stack in step on longjmp and\n"
+	      "swapcontext, so those imports are no risk there, and\n"
+	      "from 2.39 it enables and locks the shadow stack itself at start-up.\n"
 	      "\n"
 	      "The facts come from the database when PATH was scanned and has not changed\n"
 	      "since; otherwise (or with --live) they are computed now from the file system.\n"
@@ -78,6 +83,9 @@ struct explanation {
 	size_t n_rows;
 	struct risk_detail *risk_details;
 	size_t n_risk_details;
+	/* The closure's C library, with the verdict (libc-info.h). */
+	struct shstk_libc_info libc;
+	const char *libc_path;
 };
 
 /*
@@ -210,6 +218,8 @@ static int on_verdict(const struct shstk_db_verdict *v, void *ud)
 	e->verdict = keep(e, v->verdict);
 	e->reason_idx = v->reason_idx;
 	e->risks = v->risks;
+	e->libc = v->libc;
+	e->libc_path = keep(e, v->libc_path);
 	return 0;
 }
 
@@ -347,6 +357,8 @@ static int live(const char *root, const char *path, struct explanation *e)
 	e->have_verdict = true;
 	e->verdict = keep(e, shstk_verdict_name(c.verdict));
 	e->risks = c.risks;
+	e->libc = c.libc;
+	e->libc_path = c.libc_entry ? keep(e, c.entries[c.libc_entry].obj->path) : NULL;
 	/* The rows the scanner stores (scan-closure.c closure_rows()): a
 	 * DT_NEEDED answered by an object already loaded adds nothing, and the
 	 * others are numbered without it. */
@@ -713,6 +725,36 @@ static void verdict_sentence(const struct explanation *e, char *buf, size_t len)
 		snprintf(buf, len, "%s", v);
 }
 
+/*
+ * Is the risk named @kind lifted by the closure's C library (deps.c
+ * closure_risks(): longjmp and ucontext on a shadow-stack aware glibc)?
+ * Read from the verdict's risks, which the decision engine uses, so that
+ * explain never calls lifted what the verdict still counts.
+ */
+static bool risk_lifted(const struct explanation *e, const char *kind)
+{
+	uint32_t bit = shstk_risk_from_name(kind) & (SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT);
+
+	return e->have_verdict && bit && !(e->risks & bit) && shstk_libc_cet_aware(&e->libc);
+}
+
+/* "PATH, marked SHSTK: glibc 2.41, shadow-stack aware, ..." */
+static const char *libc_line(const struct explanation *e, char *buf, size_t len)
+{
+	char what[256];
+	size_t n = 0;
+	int k;
+
+	shstk_libc_describe(&e->libc, e->obj.is_static, what, sizeof(what));
+	if (e->libc.kind != SHSTK_LIBC_NONE) {
+		k = snprintf(buf, len, "%s, %s: ", e->libc_path ? e->libc_path : "?",
+			     e->libc.marked ? "marked SHSTK" : "not marked SHSTK");
+		n = k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
+	}
+	snprintf(buf + n, len - n, "%s", what);
+	return buf;
+}
+
 static int print_table(const struct explanation *e, struct shstk_db *db)
 {
 	const struct shstk_db_object *o = &e->obj;
@@ -733,13 +775,18 @@ static int print_table(const struct explanation *e, struct shstk_db *db)
 	       o->mark_source ? " (from " : "", o->mark_source ? o->mark_source : "", o->mark_source ? ")" : "");
 	if (o->runpath || o->rpath)
 		printf("  %-10s %s%s\n", o->runpath ? "runpath" : "rpath", o->runpath ? o->runpath : o->rpath, "");
+	if (e->have_verdict)
+		printf("  %-10s %s\n", "C library", libc_line(e, buf, sizeof(buf)));
 	if (e->n_risk_details == 0) {
 		printf("  %-10s %s\n", "risks", "none");
 	} else {
 		for (size_t i = 0; i < e->n_risk_details; i++)
-			printf("  %-10s %s%s%s\n", i == 0 ? "risks" : "", e->risk_details[i].kind,
+			printf("  %-10s %s%s%s%s\n", i == 0 ? "risks" : "", e->risk_details[i].kind,
 			       e->risk_details[i].detail && e->risk_details[i].detail[0] ? ": " : "",
-			       e->risk_details[i].detail ? e->risk_details[i].detail : "");
+			       e->risk_details[i].detail ? e->risk_details[i].detail : "",
+			       risk_lifted(e, e->risk_details[i].kind)
+				       ? " (no risk: the C library keeps the shadow stack in step)"
+				       : "");
 	}
 	if (!e->have_verdict) {
 		printf("  %-10s %s\n", "verdict",
@@ -803,9 +850,25 @@ static int print_json(const struct explanation *e, struct shstk_db *db)
 		json_object_open(&j);
 		json_kv_string(&j, "kind", e->risk_details[i].kind);
 		json_kv_string(&j, "detail", e->risk_details[i].detail);
+		json_kv_bool(&j, "lifted_by_libc", risk_lifted(e, e->risk_details[i].kind));
 		json_object_close(&j);
 	}
 	json_array_close(&j);
+	json_key(&j, "libc");
+	if (e->have_verdict) {
+		json_object_open(&j);
+		json_kv_string(&j, "kind", shstk_libc_kind_name(e->libc.kind));
+		json_kv_string(&j, "path", e->libc_path);
+		json_kv_string(&j, "version", e->libc.version[0] ? e->libc.version : NULL);
+		json_kv_bool(&j, "marked", e->libc.marked);
+		json_kv_bool(&j, "shadow_stack_code", e->libc.unwinds);
+		json_kv_bool(&j, "shadow_stack_aware", shstk_libc_cet_aware(&e->libc));
+		json_kv_bool(&j, "enables_at_startup", shstk_libc_enables_at_startup(&e->libc));
+		json_kv_string(&j, "explanation", shstk_libc_describe(&e->libc, o->is_static, buf, sizeof(buf)));
+		json_object_close(&j);
+	} else {
+		json_null(&j);
+	}
 	json_kv_string(&j, "verdict", e->have_verdict ? e->verdict : NULL);
 	if (e->have_verdict) {
 		verdict_sentence(e, buf, sizeof(buf));

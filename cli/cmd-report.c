@@ -37,8 +37,13 @@ static void help(void)
 	      "    counts the executables for which it is the only such object (marking it\n"
 	      "    leaves only the executable's own marking to fix), 'first' those for which\n"
 	      "    it is the first reason in load order;\n"
+	      "  - the C libraries the executables run on: glibc's version, whether it is\n"
+	      "    marked SHSTK (built shadow-stack aware: its longjmp and swapcontext keep\n"
+	      "    the shadow stack in step, so those imports are no risk there; from 2.39\n"
+	      "    it enables and locks the shadow stack itself), static executables;\n"
 	      "  - suspects: objects marked SHSTK that carry risk signals (context switching,\n"
-	      "    longjmp, a JIT runtime in the closure, executable stack, text relocations);\n"
+	      "    longjmp on a C library that is not shadow-stack aware, a JIT runtime in\n"
+	      "    the closure, executable stack, text relocations);\n"
 	      "  - per-package counts.\n"
 	      "JSON and HTML add the rollout: the stage and the policy in force;\n"
 	      "decided executables by state and by decision, and per day from the\n"
@@ -164,6 +169,40 @@ static int on_suspect(const struct shstk_db_suspect *s, void *ud)
 	uint64_t risks = s->risks;
 
 	return rows_add(l, cells, &risks);
+}
+
+static int on_libc(const struct shstk_db_libc_count *c, void *ud)
+{
+	const char *cells[] = { shstk_libc_kind_name(c->libc.kind), c->path, c->libc.version[0] ? c->libc.version : NULL };
+	uint64_t nums[] = { c->libc.marked, c->static_, c->executables, c->lifted, c->libc.unwinds };
+
+	return rows_add(ud, cells, nums);
+}
+
+void report_libc_of(const struct report *rep, size_t i, struct shstk_libc_info *ret)
+{
+	struct shstk_libc_info l = { .kind = shstk_libc_kind_from_name(CELL(&rep->libcs, i, 0)) };
+
+	if (l.kind == SHSTK_LIBC_GLIBC)
+		(void)shstk_libc_version_parse(CELL(&rep->libcs, i, 2), &l);
+	l.marked = NUM(&rep->libcs, i, 0);
+	l.unwinds = NUM(&rep->libcs, i, 4);
+	*ret = l;
+}
+
+const char *report_libc_line(const struct report *rep, size_t i, char *buf, size_t len)
+{
+	struct shstk_libc_info l;
+	char what[256];
+
+	report_libc_of(rep, i, &l);
+	shstk_libc_describe(&l, NUM(&rep->libcs, i, 1), what, sizeof(what));
+	if (l.kind == SHSTK_LIBC_NONE)
+		snprintf(buf, len, "%s", what);
+	else
+		snprintf(buf, len, "%s, %s: %s", CELL(&rep->libcs, i, 1) ? CELL(&rep->libcs, i, 1) : "?",
+			 l.marked ? "marked SHSTK" : "not marked SHSTK", what);
+	return buf;
 }
 
 static int on_package(const struct shstk_db_package_count *p, void *ud)
@@ -582,6 +621,7 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct admi
 	rep->offenders = (struct row_list){ .width = 4, .nnum = 3 };
 	rep->suspects = (struct row_list){ .width = 4, .nnum = 1 };
 	rep->packages = (struct row_list){ .width = 2, .nnum = 5 };
+	rep->libcs = (struct row_list){ .width = 3, .nnum = 5 };
 	rep->stages = (struct row_list){ .width = 4, .nnum = 1 };
 	rep->blocker_pkgs = (struct row_list){ .width = 1, .nnum = 2 };
 	rep->viol = (struct row_list){ .width = VC_WIDTH, .nnum = VN_WIDTH };
@@ -602,6 +642,8 @@ static int collect(struct shstk_db *db, const struct report_opts *o, struct admi
 		r = shstk_db_report_blockers(db, o->top, on_blocker, &rep->offenders);
 	if (r >= 0)
 		r = shstk_db_report_blocker_packages(db, o->top, on_blocker_package, &rep->blocker_pkgs);
+	if (r >= 0)
+		r = shstk_db_report_libcs(db, on_libc, &rep->libcs);
 	if (r >= 0)
 		r = shstk_db_report_suspects(db, on_suspect, &rep->suspects);
 	if (r >= 0)
@@ -625,6 +667,7 @@ static void report_free(struct report *rep)
 	rows_free(&rep->offenders);
 	rows_free(&rep->suspects);
 	rows_free(&rep->packages);
+	rows_free(&rep->libcs);
 	rows_free(&rep->stages);
 	rows_free(&rep->blocker_pkgs);
 	rows_free(&rep->viol);
@@ -688,6 +731,22 @@ static void print_table(const struct report *rep, const char *db_path)
 	}
 	if (t->no_verdict)
 		printf("  %-34s %8" PRIu64 "\n", "not yet resolved", t->no_verdict);
+
+	printf("\nC libraries of the executables (what their longjmp/ucontext risks were judged on)\n");
+	if (rep->libcs.n == 0)
+		printf("  none\n");
+	else
+		printf("  %6s %8s  %s\n", "execs", "no-risk", "C library");
+	for (size_t i = 0; i < rep->libcs.n; i++) {
+		char line[1024];
+
+		/* The path is anybody's (a --root scan of a guest): escaped. */
+		report_libc_line(rep, i, line, sizeof(line));
+		printf("  %6" PRIu64 " %8" PRIu64 "  %s\n", NUM(&rep->libcs, i, 2), NUM(&rep->libcs, i, 3),
+		       shstkctl_esc(&esc, line));
+	}
+	if (rep->libcs.n)
+		printf("  (no-risk: executables whose longjmp/ucontext imports are no risk on it)\n");
 
 	printf("\nTop offenders (objects in the closure of the most ineligible executables)\n");
 	if (rep->offenders.n == 0)
@@ -968,6 +1027,29 @@ static void print_json(const struct report *rep, const char *db_path)
 		json_kv_uint(&j, "executables", NUM(&rep->offenders, i, 0));
 		json_kv_uint(&j, "alone", NUM(&rep->offenders, i, 1));
 		json_kv_uint(&j, "first", NUM(&rep->offenders, i, 2));
+		json_object_close(&j);
+	}
+	json_array_close(&j);
+
+	json_key(&j, "libcs");
+	json_array_open(&j);
+	for (size_t i = 0; i < rep->libcs.n; i++) {
+		struct shstk_libc_info l;
+		char line[1024];
+
+		report_libc_of(rep, i, &l);
+		json_object_open(&j);
+		json_kv_string(&j, "kind", CELL(&rep->libcs, i, 0));
+		json_kv_string(&j, "path", CELL(&rep->libcs, i, 1));
+		json_kv_string(&j, "version", CELL(&rep->libcs, i, 2));
+		json_kv_bool(&j, "marked", l.marked);
+		json_kv_bool(&j, "shadow_stack_code", l.unwinds);
+		json_kv_bool(&j, "static", NUM(&rep->libcs, i, 1));
+		json_kv_bool(&j, "shadow_stack_aware", shstk_libc_cet_aware(&l));
+		json_kv_bool(&j, "enables_at_startup", shstk_libc_enables_at_startup(&l));
+		json_kv_uint(&j, "executables", NUM(&rep->libcs, i, 2));
+		json_kv_uint(&j, "longjmp_context_no_risk", NUM(&rep->libcs, i, 3));
+		json_kv_string(&j, "explanation", shstk_libc_describe(&l, NUM(&rep->libcs, i, 1), line, sizeof(line)));
 		json_object_close(&j);
 	}
 	json_array_close(&j);

@@ -586,6 +586,44 @@ static void section_blockers(FILE *f, const struct report *rep)
 	fputs("</tbody></table>\n</section>\n", f);
 }
 
+/* The C libraries the executables were judged on (issue 16). */
+static void section_libc(FILE *f, const struct report *rep)
+{
+	fputs("<section id=\"libc\"><h2>C libraries</h2>\n"
+	      "<p>A glibc built shadow-stack aware (marked SHSTK) keeps the shadow stack in step on <code>longjmp</code> "
+	      "and <code>swapcontext</code>, so those imports are no risk on it; from 2.39 it enables and locks the "
+	      "shadow stack itself at start-up. On a C library that is not aware they are.</p>\n",
+	      f);
+	if (!rep->libcs.n) {
+		fputs("<p>No executable has a verdict yet.</p>\n</section>\n", f);
+		return;
+	}
+	fputs("<table><caption>The C library of each executable's closure</caption>", f);
+	th_cols(f, (const char *const[]){ "C library", "what it means", "executables",
+					  "longjmp/ucontext imports no risk", NULL });
+	for (size_t i = 0; i < rep->libcs.n; i++) {
+		struct shstk_libc_info l;
+		char what[256];
+
+		report_libc_of(rep, i, &l);
+		fputs("<tr>", f);
+		if (l.kind == SHSTK_LIBC_NONE) {
+			th_row(f, NUM(&rep->libcs, i, 1) ? "(static)" : "(none found)");
+		} else {
+			char head[1200];
+
+			snprintf(head, sizeof(head), "%s (%s)", CELL(&rep->libcs, i, 1) ? CELL(&rep->libcs, i, 1) : "?",
+				 l.marked ? "marked SHSTK" : "not marked SHSTK");
+			th_row(f, head);
+		}
+		td_text(f, shstk_libc_describe(&l, NUM(&rep->libcs, i, 1), what, sizeof(what)));
+		td_num(f, NUM(&rep->libcs, i, 2), "libcs.%zu.executables", i);
+		td_num(f, NUM(&rep->libcs, i, 3), "libcs.%zu.longjmp_context_no_risk", i);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n</section>\n", f);
+}
+
 static const char *vday_label(const struct report *rep, size_t i, char *buf, size_t len)
 {
 	(void)buf, (void)len;
@@ -822,7 +860,8 @@ int report_print_html(const struct report *rep, const char *db_path, FILE *f)
 	}
 	fputs("</p></header>\n<nav aria-label=\"sections\"><ul>"
 	      "<li><a href=\"#glance\">The rollout at a glance</a></li><li><a href=\"#progress\">Progress over time</a></li>"
-	      "<li><a href=\"#blockers\">What blocks eligibility</a></li><li><a href=\"#violations\">Violations</a></li>"
+	      "<li><a href=\"#blockers\">What blocks eligibility</a></li><li><a href=\"#libc\">C libraries</a></li>"
+	      "<li><a href=\"#violations\">Violations</a></li>"
 	      "<li><a href=\"#next\">The next stage</a></li>",
 	      f);
 	if (rep->viol.n)
@@ -831,6 +870,7 @@ int report_print_html(const struct report *rep, const char *db_path, FILE *f)
 	section_glance(f, rep);
 	section_progress(f, rep);
 	section_blockers(f, rep);
+	section_libc(f, rep);
 	section_violations(f, rep);
 	section_next(f, rep);
 	section_evidence(f, rep);

@@ -62,6 +62,7 @@ struct report {
 	struct row_list offenders; /* cells: kind name path package; nums: blocks alone first */
 	struct row_list suspects;  /* cells: path kind package verdict; nums: risks */
 	struct row_list packages;  /* cells: package source; nums: objects executables shstk ibt eligible */
+	struct row_list libcs;     /* cells: kind path version; nums: marked static executables lifted unwinds */
 
 	/* the rollout (issue 19) */
 	const struct admin_policy *ap;
@@ -80,6 +81,11 @@ struct report {
 	struct row_list next_rows;    /* cells: path identity state old new reason (--top of them) */
 	int64_t generated_us;
 };
+
+/* The C library of row @i of rep->libcs, and one line on what it means
+ * (shstk_libc_describe(), after its path and marking) into @buf. */
+void report_libc_of(const struct report *rep, size_t i, struct shstk_libc_info *ret);
+const char *report_libc_line(const struct report *rep, size_t i, char *buf, size_t len);
 
 /* "YYYY-MM-DD" of a day number. */
 void report_day_format(int64_t day, char *buf, size_t len);

@@ -39,10 +39,11 @@ static struct db_rows_sql sql_set_rows_insert = DB_ROWS_SQL(
 /* A verdict row, bound by bind_verdict(); one or several a statement. */
 #define VERDICT_INSERT \
 	"INSERT OR FAIL INTO verdicts(object, verdict, reason_idx, reason_name, reason_path, reason_object, " \
-	"risks, closure_size, closure_hash, scan, closure_set) VALUES "
-#define VERDICT_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	"risks, closure_size, closure_hash, scan, closure_set, libc, libc_path, libc_version, libc_marked, " \
+	"libc_unwinds) VALUES "
+#define VERDICT_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 static const char SQL_VERDICT_INSERT[] = VERDICT_INSERT VERDICT_ROW;
-static struct db_rows_sql sql_verdicts_insert = DB_ROWS_SQL(VERDICT_INSERT, VERDICT_ROW, 11);
+static struct db_rows_sql sql_verdicts_insert = DB_ROWS_SQL(VERDICT_INSERT, VERDICT_ROW, 16);
 static const char SQL_CLOSURE_SELECT[] =
 	"SELECT c.idx, c.name, coalesce(c.resolved, 0), c.resolved_path, c.via, c.depth, c.parent, "
 	"coalesce(o.format, 0), coalesce(o.class, 0), coalesce(o.machine, 0), coalesce(o.has_x86_feature, 0), "
@@ -50,7 +51,8 @@ static const char SQL_CLOSURE_SELECT[] =
 	"FROM closure c LEFT JOIN objects o ON o.id = c.resolved WHERE c.object = ?1 ORDER BY c.idx";
 static const char SQL_VERDICT_SELECT[] =
 	"SELECT object, verdict, reason_idx, reason_name, reason_path, coalesce(reason_object, 0), risks, "
-	"closure_size, closure_hash, coalesce(scan, 0) FROM verdicts WHERE object = ?1";
+	"closure_size, closure_hash, coalesce(scan, 0), libc, libc_path, libc_version, libc_marked, libc_unwinds "
+	"FROM verdicts WHERE object = ?1";
 static const char SQL_WITHOUT_VERDICT[] =
 	"SELECT count(*) FROM objects o LEFT JOIN verdicts v ON v.object = o.id "
 	"WHERE (o.path = ?1 OR (o.path >= ?2 AND o.path < ?3)) AND o.format = 1 "
@@ -197,7 +199,7 @@ int shstk_db_closure_set(struct shstk_db *db, const struct shstk_db_closure_row 
 	return 0;
 }
 
-/* Binds verdict @v of @object with set @set to parameters @base+1 .. @base+11. */
+/* Binds verdict @v of @object with set @set to parameters @base+1 .. @base+16. */
 static int bind_verdict(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t object, int64_t set,
 			const struct shstk_db_verdict *v)
 {
@@ -211,7 +213,12 @@ static int bind_verdict(struct shstk_db *db, sqlite3_stmt *st, int base, int64_t
 	    (r = db_bind_int64(db, st, base + 7, v->risks)) < 0 ||
 	    (r = db_bind_int64(db, st, base + 8, v->closure_size)) < 0 ||
 	    (r = db_bind_int64(db, st, base + 9, (int64_t)v->closure_hash)) < 0 ||
-	    (r = bind_id_or_null(db, st, base + 10, v->scan)) < 0 || (r = bind_id_or_null(db, st, base + 11, set)) < 0)
+	    (r = bind_id_or_null(db, st, base + 10, v->scan)) < 0 || (r = bind_id_or_null(db, st, base + 11, set)) < 0 ||
+	    (r = db_bind_text(db, st, base + 12, shstk_libc_kind_name(v->libc.kind))) < 0 ||
+	    (r = db_bind_text(db, st, base + 13, v->libc.kind ? v->libc_path : NULL)) < 0 ||
+	    (r = db_bind_text(db, st, base + 14, v->libc.version[0] ? v->libc.version : NULL)) < 0 ||
+	    (r = db_bind_int64(db, st, base + 15, v->libc.kind && v->libc.marked)) < 0 ||
+	    (r = db_bind_int64(db, st, base + 16, v->libc.kind && v->libc.unwinds)) < 0)
 		return r;
 	return 0;
 }
@@ -365,7 +372,14 @@ int shstk_db_verdict_get(struct shstk_db *db, int64_t object,
 		.closure_size = (uint32_t)sqlite3_column_int64(st, 7),
 		.closure_hash = (uint64_t)sqlite3_column_int64(st, 8),
 		.scan = sqlite3_column_int64(st, 9),
+		.libc = { .kind = shstk_libc_kind_from_name(db_col_text(st, 10)) },
+		.libc_path = db_col_text(st, 11),
 	};
+	/* A version that does not parse (an edited database) reads as unknown. */
+	if (v.libc.kind == SHSTK_LIBC_GLIBC)
+		(void)shstk_libc_version_parse(db_col_text(st, 12), &v.libc);
+	v.libc.marked = v.libc.kind && sqlite3_column_int(st, 13);
+	v.libc.unwinds = v.libc.kind && sqlite3_column_int(st, 14);
 	r = cb(&v, ud);
 	return r < 0 ? r : 1;
 }

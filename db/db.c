@@ -11,7 +11,7 @@
 #include "db-internal.h"
 #include "identity.h"
 
-_Static_assert(SHSTK_DB_SCHEMA_VERSION == 8, "update db_migrations[] with the schema version");
+_Static_assert(SHSTK_DB_SCHEMA_VERSION == 9, "update db_migrations[] with the schema version");
 
 int db_error(struct shstk_db *db, int rc)
 {

@@ -28,11 +28,12 @@
 #include <sys/stat.h>
 
 #include "elfinfo.h"
+#include "libc-info.h"
 
 struct shstk_db;
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SHSTK_DB_SCHEMA_VERSION 8
+#define SHSTK_DB_SCHEMA_VERSION 9
 /* PRAGMA application_id of this project's databases: "SHST". */
 #define SHSTK_DB_APPLICATION_ID 0x53485354
 
@@ -294,6 +295,10 @@ struct shstk_db_verdict {
 	uint64_t closure_hash;    /* lets a rescan skip rewriting an unchanged closure */
 	int64_t scan;
 	int64_t closure_set;      /* shstk_db_verdicts_insert() only: its set, 0 for none */
+	/* The closure's C library (libc-info.h; kind NONE: static, or none
+	 * found) and its path (NULL when none): what its risks were judged on. */
+	struct shstk_libc_info libc;
+	const char *libc_path;
 };
 
 /*
@@ -405,9 +410,23 @@ struct shstk_db_suspect {
 	const char *path;
 	const char *kind;
 	const char *package;
-	uint32_t risks;       /* own risks | closure risks of its verdict */
+	uint32_t risks;       /* the verdict's risks (closure JIT, the C library's judgement);
+			       * a library's own */
 	const char *verdict;  /* NULL for libraries */
 };
+
+/* The C libraries the executables' verdicts were judged on (issue 16). */
+struct shstk_db_libc_count {
+	struct shstk_libc_info libc; /* kind NONE: static or none found */
+	const char *path;            /* NULL for kind NONE */
+	bool static_;                /* kind NONE: the executables are static */
+	uint64_t executables;        /* with a verdict on this C library */
+	uint64_t lifted;             /* whose longjmp/ucontext imports are no risk on it */
+};
+
+/* One row per C library (and one for static, one for none found), most
+ * executables first. */
+int shstk_db_report_libcs(struct shstk_db *db, int (*cb)(const struct shstk_db_libc_count *l, void *ud), void *ud);
 
 /* Objects marked SHSTK that carry risk signals (the suspects), by path. */
 int shstk_db_report_suspects(struct shstk_db *db, int (*cb)(const struct shstk_db_suspect *s, void *ud),

@@ -18,7 +18,7 @@ static const char SQL_TOTALS[] =
 	"sum(" IS_EXEC " AND v.verdict = 'eligible'), sum(" IS_EXEC " AND v.verdict <> 'eligible'), "
 	"sum(" IS_EXEC " AND v.verdict IS NULL), "
 	"sum(o.format = 1 AND o.risks <> 0), "
-	"sum(o.format = 1 AND " IS_SHSTK " AND (o.risks | coalesce(v.risks, 0)) <> 0) "
+	"sum(o.format = 1 AND " IS_SHSTK " AND (coalesce(v.risks, o.risks)) <> 0) "
 	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id";
 
 static const char SQL_VERDICTS[] = "SELECT v.verdict, count(*) AS n FROM verdicts v JOIN objects o ON o.id = v.object "
@@ -31,9 +31,20 @@ static const char SQL_OFFENDERS[] =
 	"GROUP BY v.verdict, v.reason_name, v.reason_path ORDER BY n DESC, v.reason_name LIMIT ?1";
 
 static const char SQL_SUSPECTS[] =
-	"SELECT o.id, o.path, o.kind, o.package, o.risks | coalesce(v.risks, 0), v.verdict "
+	"SELECT o.id, o.path, o.kind, o.package, coalesce(v.risks, o.risks), v.verdict "
 	"FROM objects o LEFT JOIN verdicts v ON v.object = o.id "
-	"WHERE o.format = 1 AND " IS_SHSTK " AND (o.risks | coalesce(v.risks, 0)) <> 0 ORDER BY o.path";
+	"WHERE o.format = 1 AND " IS_SHSTK " AND (coalesce(v.risks, o.risks)) <> 0 ORDER BY o.path";
+
+/* "lifted": the file imports longjmp or ucontext functions (risk bits
+ * 1 and 2, lib/risk.h) and its verdict, judged on this C library, does not
+ * count them. */
+_Static_assert(SHSTK_RISK_CONTEXT == 1 && SHSTK_RISK_LONGJMP == 2, "SQL_LIBCS spells the risk bits");
+static const char SQL_LIBCS[] =
+	"SELECT v.libc, v.libc_path, v.libc_version, v.libc_marked, v.libc IS NULL AND o.static AS st, count(*) AS n, "
+	"sum((o.risks & 3) <> 0 AND (v.risks & 3) = 0), v.libc_unwinds "
+	"FROM verdicts v JOIN objects o ON o.id = v.object "
+	"GROUP BY v.libc, v.libc_path, v.libc_version, v.libc_marked, v.libc_unwinds, st "
+	"ORDER BY n DESC, v.libc_path IS NULL, v.libc_path, st";
 
 static const char SQL_PACKAGES[] =
 	"SELECT o.package, max(o.package_source), count(*) AS n, sum(" IS_EXEC "), sum(" IS_SHSTK "), "
@@ -251,6 +262,36 @@ int shstk_db_report_blocker_packages(struct shstk_db *db, unsigned limit,
 			.executables = col_u64(st, 2),
 		};
 		r = cb(&p, ud);
+		if (r < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_report_libcs(struct shstk_db *db, int (*cb)(const struct shstk_db_libc_count *l, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	struct shstk_db_libc_count l;
+	int r, rc;
+
+	r = db_prepare(db, SQL_LIBCS, &st);
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		l = (struct shstk_db_libc_count){
+			.libc = { .kind = shstk_libc_kind_from_name(db_col_text(st, 0)) },
+			.path = db_col_text(st, 1),
+			.static_ = sqlite3_column_int(st, 4),
+			.executables = col_u64(st, 5),
+			.lifted = col_u64(st, 6),
+		};
+		if (l.libc.kind == SHSTK_LIBC_GLIBC)
+			(void)shstk_libc_version_parse(db_col_text(st, 2), &l.libc);
+		l.libc.marked = l.libc.kind && sqlite3_column_int(st, 3);
+		l.libc.unwinds = l.libc.kind && sqlite3_column_int(st, 7);
+		if (!l.libc.kind)
+			l.path = NULL;
+		r = cb(&l, ud);
 		if (r < 0)
 			return r;
 	}

@@ -445,6 +445,26 @@ static const char migration_8[] =
 	"  imported_us INTEGER NOT NULL\n"
 	") WITHOUT ROWID;\n";
 
+/*
+ * The C library each verdict was judged on (issue 16): a longjmp or
+ * ucontext import is no risk where the closure's C library is a
+ * shadow-stack aware glibc, so verdicts.risks depends on it, and explain
+ * and report say which it was.  libc is lib/libc-info's kind name
+ * ('glibc', 'musl', 'other'; NULL: static or none found), libc_version
+ * glibc's newest GLIBC_2.N version definition ("2.41"), libc_marked its
+ * SHSTK marking when judged, libc_unwinds whether its code holds the
+ * instruction (INCSSPQ) that backs the marking.  Existing verdicts were
+ * judged without it: the next scan rewrites every closure (as migration 4
+ * does).
+ */
+static const char migration_9[] = "ALTER TABLE verdicts ADD COLUMN libc TEXT;\n"
+				  "ALTER TABLE verdicts ADD COLUMN libc_path TEXT;\n"
+				  "ALTER TABLE verdicts ADD COLUMN libc_version TEXT;\n"
+				  "ALTER TABLE verdicts ADD COLUMN libc_marked INTEGER NOT NULL DEFAULT 0;\n"
+				  "ALTER TABLE verdicts ADD COLUMN libc_unwinds INTEGER NOT NULL DEFAULT 0;\n"
+				  "UPDATE verdicts SET closure_hash = 1;\n"
+				  "DELETE FROM meta WHERE key LIKE 'ldcache-stamp:%';\n";
+
 const char *const db_migrations[] = {
 	migration_1,
 	migration_2,
@@ -454,5 +474,6 @@ const char *const db_migrations[] = {
 	migration_6,
 	migration_7,
 	migration_8,
+	migration_9,
 };
 const size_t db_n_migrations = ELEMENTSOF(db_migrations);

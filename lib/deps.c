@@ -82,6 +82,8 @@ struct objbox {
 	struct shstk_object o;
 	struct fid id;
 	int8_t jit; /* shstk_object_is_jit(): -1 until first asked */
+	int8_t libc_read; /* object_libc(): 0 until first asked, 1 done */
+	struct shstk_libc_info libc;
 };
 
 /* The part of a search that does not depend on the requester: ld.so.cache
@@ -1062,7 +1064,62 @@ bool shstk_object_is_jit(const struct shstk_object *o)
 	return b->jit;
 }
 
-/* The root's own risks, and JIT if any object it loads is a JIT runtime. */
+/*
+ * The C library facts of @o, found in a closure as @name, read once per
+ * resolver.  Only an object whose name says C library is opened again (for
+ * its version definitions): one or two per scan.  A file that cannot be
+ * read or whose table is malformed counts as "other", which keeps the risks
+ * its programs import: a C library nobody can vouch for is not aware.
+ */
+static const struct shstk_libc_info *object_libc(struct shstk_resolver *r, const struct shstk_object *o,
+						 const char *name)
+{
+	struct objbox *b = (struct objbox *)o;
+
+	if (!b->libc_read) {
+		_cleanup_free_ char *hp = host_path(r, o->path);
+		_cleanup_close_ int fd = -1;
+		int k = -ENOMEM;
+
+		b->libc = (struct shstk_libc_info){ .kind = shstk_libc_kind_by_name(name, o->info.soname) };
+		if (b->libc.kind != SHSTK_LIBC_NONE && hp) {
+			fd = open(hp, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+			k = fd < 0 ? -errno : shstk_libc_info_from(fd, name, &o->info, &b->libc, NULL);
+			if (k < 0)
+				b->libc = (struct shstk_libc_info){ .kind = SHSTK_LIBC_OTHER };
+		}
+		b->libc_read = 1;
+	}
+	return &b->libc;
+}
+
+/* The closure's C library: the first object in load order that is one
+ * (glibc's libc.so.6, musl's loader or libc.so). */
+static void closure_libc(struct shstk_resolver *r, struct shstk_closure *cl)
+{
+	cl->libc = (struct shstk_libc_info){ 0 };
+	cl->libc_entry = 0;
+	for (size_t i = 1; i < cl->n; i++) {
+		const struct shstk_object *o = cl->entries[i].obj;
+		const struct shstk_libc_info *l;
+
+		if (!o || o->error < 0 || cl->entries[i].via == SHSTK_VIA_LOADED)
+			continue;
+		l = object_libc(r, o, cl->entries[i].name);
+		if (l->kind == SHSTK_LIBC_NONE)
+			continue;
+		cl->libc = *l;
+		cl->libc_entry = i;
+		return;
+	}
+}
+
+/*
+ * The root's own risks, and JIT if any object it loads is a JIT runtime.
+ * A longjmp or ucontext import is no risk where the C library keeps the
+ * shadow stack in step (a marked glibc, libc-info.h); a static program
+ * keeps it: nothing says which C library it linked in.
+ */
 static uint32_t closure_risks(const struct shstk_closure *cl)
 {
 	const struct shstk_object *root = cl->entries[0].obj;
@@ -1071,6 +1128,8 @@ static uint32_t closure_risks(const struct shstk_closure *cl)
 	for (size_t i = 1; i < cl->n; i++)
 		if (cl->entries[i].obj && shstk_object_is_jit(cl->entries[i].obj))
 			risks |= SHSTK_RISK_JIT;
+	if (shstk_libc_cet_aware(&cl->libc))
+		risks &= ~(uint32_t)(SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT);
 	return risks;
 }
 
@@ -1338,6 +1397,7 @@ int shstk_resolver_closure(struct shstk_resolver *r, const char *path, struct sh
 			memo_put(r, key.p, key.len, &cl);
 	}
 	shstk_closure_decide(&cl);
+	closure_libc(r, &cl);
 	cl.risks = closure_risks(&cl);
 	ctx_done(&c);
 	*ret = cl;

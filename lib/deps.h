@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "elfinfo.h"
+#include "libc-info.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -71,7 +72,10 @@ struct shstk_closure {
 	enum shstk_verdict verdict;
 	size_t reason;       /* index of the entry the verdict is about (0 for the root) */
 	uint32_t risks;      /* the root's risks, plus SHSTK_RISK_JIT if any object of the
-	                      * closure is a known JIT runtime */
+	                      * closure is a known JIT runtime, less LONGJMP and CONTEXT
+	                      * when its C library is shadow-stack aware */
+	struct shstk_libc_info libc; /* the closure's C library (kind NONE: static, none found) */
+	size_t libc_entry;   /* its entry, 0 when there is none */
 	uint64_t shared;     /* nonzero: closures of this resolver with the same value have
 	                      * the same entries after [0] (same objects, names, via, depth
 	                      * and parent); 0: nothing shared */

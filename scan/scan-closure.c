@@ -345,13 +345,20 @@ static uint64_t closure_hash(const struct shstk_db_closure_row *rows, size_t n, 
 			     uint64_t tail)
 {
 	uint64_t h = FNV_BASIS;
-	int64_t num[3];
+	int64_t num[7];
 
 	h = fnv_str(h, v->verdict);
 	num[0] = v->reason_idx;
 	num[1] = v->risks;
 	num[2] = (int64_t)n;
+	/* The C library the risks were judged on: an upgrade of it in place
+	 * (same path, new version or marking) rewrites the verdict. */
+	num[3] = v->libc.kind;
+	num[4] = (int64_t)v->libc.major << 32 | v->libc.minor;
+	num[5] = v->libc.marked;
+	num[6] = v->libc.unwinds;
 	h = fnv(h, num, sizeof(num));
+	h = fnv_str(h, v->libc_path);
 	h = rows_hash(h, rows, 0, n > 0 ? 1 : 0);
 	h = fnv(h, &tail, sizeof(tail));
 	/* 0 means "no verdict" in the database. */
@@ -524,6 +531,8 @@ static int write_closure(struct closure_ctx *k, const struct exe *e, const struc
 		.risks = cl->risks,
 		.closure_size = (uint32_t)n,
 		.scan = c->scan_id,
+		.libc = cl->libc,
+		.libc_path = cl->libc_entry ? cl->entries[cl->libc_entry].obj->path : NULL,
 	};
 	if (cl->verdict != SHSTK_ELIGIBLE && cl->reason < cl->n && map[cl->reason] != UINT32_MAX) {
 		v.reason_idx = map[cl->reason];

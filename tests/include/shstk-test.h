@@ -104,4 +104,33 @@ static inline const char *shstk_test_fixture_path_at(const char *sub, char *buf,
 	return buf;
 }
 
+/*
+ * The cache directory of the project's CET-enabled glibc build (issue 16;
+ * its root/ holds a marked libc.so.6 and ld.so), as tests/e2e/cet-glibc
+ * --print-dir names it, into @buf; fails the case as missing when it was
+ * never built.
+ */
+#define SHSTK_TEST_HOW_CET_GLIBC "build it once with tests/e2e/cet-glibc (about 10 minutes, then cached)"
+#define shstk_test_cet_glibc_dir(buf, size) shstk_test_cet_glibc_dir_at(buf, size, __FILE__, __LINE__)
+
+static inline const char *shstk_test_cet_glibc_dir_at(char *buf, size_t size, const char *file, int line)
+{
+	const char *src = shstk_test_env_at("SHSTK_SRCDIR", file, line);
+	char cmd[4096];
+	FILE *p;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s/tests/e2e/cet-glibc' --print-dir 2>/dev/null", src);
+	p = popen(cmd, "r");
+	buf[0] = '\0';
+	if (p && !fgets(buf, (int)size, p))
+		buf[0] = '\0';
+	st = p ? pclose(p) : -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (st != 0 || !buf[0])
+		shstk_test_missing_at("the CET-enabled glibc cache (tests/e2e/cet-glibc --print-dir)",
+				      SHSTK_TEST_HOW_CET_GLIBC, file, line);
+	return buf;
+}
+
 #endif

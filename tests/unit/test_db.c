@@ -484,6 +484,11 @@ static int got_verdict(const struct shstk_db_verdict *v, void *ud)
 
 	sprintf(s, "%s:%u:%s:%s:%u", v->verdict, v->reason_idx, v->reason_name ? v->reason_name : "-",
 		v->reason_path ? v->reason_path : "-", v->risks);
+	/* The C library the verdict was judged on, when it has one. */
+	if (v->libc.kind)
+		sprintf(s + strlen(s), ":%s:%s:%s:%s", shstk_libc_kind_name(v->libc.kind),
+			v->libc_path ? v->libc_path : "-", v->libc.version[0] ? v->libc.version : "-",
+			v->libc.marked ? "marked" : "unmarked");
 	return 0;
 }
 
@@ -535,6 +540,18 @@ static void test_db_closure_insert_many(void **state)
 	assert_int_equal(got.n, 17);
 	assert_int_equal(shstk_db_verdict_get(db, ie, got_verdict, verdict), 1);
 	assert_string_equal(verdict, "dep-missing:0:-:-:0");
+	/* The closure's C library goes with the verdict, and comes back. */
+	v.libc = (struct shstk_libc_info){ .kind = SHSTK_LIBC_GLIBC, .major = 2, .minor = 41, .marked = true };
+	shstk_libc_version_format(&v.libc);
+	v.libc_path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	assert_int_equal(shstk_db_closure_replace(db, ie, rows, 17, &v), 0);
+	assert_int_equal(shstk_db_verdict_get(db, ie, got_verdict, verdict), 1);
+	assert_string_equal(verdict, "dep-missing:0:-:-:0:glibc:/usr/lib/x86_64-linux-gnu/libc.so.6:2.41:marked");
+	v.libc = (struct shstk_libc_info){ .kind = SHSTK_LIBC_MUSL };
+	v.libc_path = "/lib/ld-musl-x86_64.so.1";
+	assert_int_equal(shstk_db_closure_replace(db, ie, rows, 17, &v), 0);
+	assert_int_equal(shstk_db_verdict_get(db, ie, got_verdict, verdict), 1);
+	assert_string_equal(verdict, "dep-missing:0:-:-:0:musl:/lib/ld-musl-x86_64.so.1:-:unmarked");
 	assert_int_equal(shstk_db_integrity_check(db, NULL), 0);
 	shstk_db_close(db);
 }

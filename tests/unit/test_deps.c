@@ -160,6 +160,87 @@ static void test_deps_jit_risk(void **state)
 	shstk_resolver_free(r);
 }
 
+/* Copies @from to @to, making its directories; fails the case on error. */
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s'", to, from, to);
+	if (system(cmd) != 0)
+		fail_msg("cannot copy %s to %s", from, to);
+}
+
+/*
+ * The closure's C library decides whether longjmp and ucontext imports are
+ * risks: the force-marked fixture (swapcontext, longjmp) keeps both on a
+ * root whose libc.so.6 is Debian 12's (unmarked glibc), and loses both on a
+ * root whose libc.so.6 and ld.so are the project's CET-enabled glibc 2.41.
+ */
+static void test_deps_libc_risks(void **state)
+{
+	static const struct {
+		const char *name;
+		bool cet;
+	} worlds[] = { { "host", false }, { "cet", true } };
+	char elf[PATH_MAX], cet[PATH_MAX], tmp[] = "/tmp/test_deps_libc.XXXXXX", from[PATH_MAX + 64],
+	     to[PATH_MAX + 64], cmd[2 * PATH_MAX];
+
+	(void)state;
+	shstk_test_fixture_path("elf/forced-shstk", elf, sizeof(elf));
+	shstk_test_cet_glibc_dir(cet, sizeof(cet));
+	assert_non_null(mkdtemp(tmp));
+	for (size_t w = 0; w < ELEMENTSOF(worlds); w++) {
+		struct shstk_resolver_opts o = { .root = to };
+		struct shstk_resolver *r = NULL;
+		struct shstk_closure c = {};
+
+		snprintf(to, sizeof(to), "%s/%s/usr/bin/prog", tmp, worlds[w].name);
+		copy_file(elf, to);
+		snprintf(from, sizeof(from), "%s%s", worlds[w].cet ? cet : "", worlds[w].cet ? "/root" : "");
+		snprintf(cmd, sizeof(cmd), "%s/lib/x86_64-linux-gnu/libc.so.6", from);
+		snprintf(to, sizeof(to), "%s/%s/lib/x86_64-linux-gnu/libc.so.6", tmp, worlds[w].name);
+		copy_file(cmd, to);
+		snprintf(cmd, sizeof(cmd), "%s/lib64/ld-linux-x86-64.so.2", from);
+		snprintf(to, sizeof(to), "%s/%s/lib64/ld-linux-x86-64.so.2", tmp, worlds[w].name);
+		copy_file(cmd, to);
+		snprintf(to, sizeof(to), "%s/%s", tmp, worlds[w].name);
+		assert_int_equal(shstk_resolver_new(&o, &r), 0);
+		closure(r, "/usr/bin/prog", &c);
+		assert_int_equal(c.libc.kind, SHSTK_LIBC_GLIBC);
+		assert_string_equal(c.entries[c.libc_entry].obj->path, "/lib/x86_64-linux-gnu/libc.so.6");
+		assert_int_equal(c.libc.marked, worlds[w].cet);
+		assert_int_equal(shstk_libc_cet_aware(&c.libc), worlds[w].cet);
+		/* The file's own facts keep both imports either way. */
+		assert_int_equal(c.entries[0].obj->info.risks & (SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT),
+				 SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT);
+		assert_int_equal(c.risks & (SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT),
+				 worlds[w].cet ? 0 : SHSTK_RISK_LONGJMP | SHSTK_RISK_CONTEXT);
+		if (worlds[w].cet)
+			assert_string_equal(c.libc.version, "2.41");
+		shstk_closure_done(&c);
+		shstk_resolver_free(r);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A static program has no C library object: its imports stay risks. */
+static void test_deps_libc_static(void **state)
+{
+	struct shstk_resolver *r = NULL;
+	struct shstk_closure c = {};
+	char elf[PATH_MAX];
+
+	(void)state;
+	shstk_test_fixture_path("elf/static", elf, sizeof(elf));
+	assert_int_equal(shstk_resolver_new(NULL, &r), 0);
+	closure(r, elf, &c);
+	assert_int_equal(c.libc.kind, SHSTK_LIBC_NONE);
+	assert_int_equal(c.libc_entry, 0);
+	shstk_closure_done(&c);
+	shstk_resolver_free(r);
+}
+
 static void test_deps_32bit(void **state)
 {
 	struct shstk_resolver *r = resolver_for("root");
@@ -695,6 +776,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deps_verdicts),
 		cmocka_unit_test(test_deps_jit_risk),
+		cmocka_unit_test(test_deps_libc_risks),
+		cmocka_unit_test(test_deps_libc_static),
 		cmocka_unit_test(test_deps_32bit),
 		cmocka_unit_test(test_deps_origin_and_dsts),
 		cmocka_unit_test(test_deps_hardlink_origin),
