@@ -749,6 +749,79 @@ static void test_preload_next_symbol_matches_loader(void **state)
 	dlclose(self);
 }
 
+/* ---- /proc/thread-self/status ---- */
+
+static void status_feed(struct shstk_pl_status *st, const char *text)
+{
+	shstk_pl_status_init(st);
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		shstk_pl_status_line(st, p, len);
+		p += len + (nl ? 1 : 0);
+	}
+	shstk_pl_status_done(st);
+}
+
+#define STATUS_HEAD "Name:\tsv-audit\nUmask:\t0022\nState:\tR (running)\nNoNewPrivs:\t0\n"
+
+static void test_preload_status_kernel_policy(void **state)
+{
+	struct shstk_pl_status st;
+
+	/* Patch 0008's lines, as a process reads its own status. */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nSeccomp_filters:\t0\n"
+				     "x86_Thread_features:\tshstk audit \n"
+				     "x86_Thread_features_locked:\tshstk audit \n"
+				     "x86_Thread_shstk_violations:\t0\n"
+				     "x86_Thread_shstk_policy:\taudit\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_AUDIT);
+	assert_false(shstk_pl_status_seccomp_maybe(&st));
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_shstk_policy:\toff\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_OFF);
+	/* the last line without its newline (a file cut at the end) */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_shstk_policy:\tenforce");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_ENFORCE);
+	/* read whole, no line: no policy (a program without one, or a kernel without the series) */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_features:\tshstk \n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_NONE);
+	/* a value this preload does not know, or a prefix of one: unknown, not none */
+	status_feed(&st, STATUS_HEAD "x86_Thread_shstk_policy:\tpermissive\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_UNKNOWN);
+	status_feed(&st, STATUS_HEAD "x86_Thread_shstk_policy:\taud\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_UNKNOWN);
+	/* a similar key is not the key */
+	status_feed(&st, STATUS_HEAD "x86_Thread_shstk_policyx:\toff\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_NONE);
+	/* not read to the end: nothing known */
+	shstk_pl_status_init(&st);
+	shstk_pl_status_line(&st, "Seccomp:\t0", 10);
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_UNKNOWN);
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+}
+
+static void test_preload_status_seccomp(void **state)
+{
+	struct shstk_pl_status st;
+
+	status_feed(&st, STATUS_HEAD "Seccomp:\t2\nSeccomp_filters:\t1\n");
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+	status_feed(&st, STATUS_HEAD "Seccomp:\t1\n");
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+	/* "0" exactly: "01" or "0 x" is not it */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t01\n");
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+	status_feed(&st, STATUS_HEAD "Seccomp:   0\n");
+	assert_false(shstk_pl_status_seccomp_maybe(&st));
+	/* a kernel without CONFIG_SECCOMP has no line and no filter */
+	status_feed(&st, STATUS_HEAD);
+	assert_false(shstk_pl_status_seccomp_maybe(&st));
+	/* Seccomp_filters: is another key */
+	status_feed(&st, STATUS_HEAD "Seccomp_filters:\t0\n");
+	assert_false(st.seccomp_seen);
+}
+
 /* ---- events ---- */
 
 static void test_preload_event_round_trip(void **state)
@@ -756,7 +829,7 @@ static void test_preload_event_round_trip(void **state)
 	struct shstk_event ev = { .type = SHSTK_EV_START, .decision = 2, .applied = 1, .source = 1,
 				  .enabled_by = 1, .listed = 2, .pid = 4242, .flags = 0x1234,
 				  .err = EINVAL, .generation = 0x0102030405060708ull,
-				  .name = "/usr/lib/x.so", .name_len = 13 };
+				  .kernel_policy = SHSTK_EV_KPOL_AUDIT, .name = "/usr/lib/x.so", .name_len = 13 };
 	struct shstk_event out;
 	uint8_t buf[SHSTK_EV_MAX];
 	size_t n;
@@ -777,6 +850,11 @@ static void test_preload_event_round_trip(void **state)
 	assert_memory_equal(out.key.bytes, "\xaa\xbb\xcc", 3);
 	assert_int_equal(out.name_len, 13);
 	assert_memory_equal(out.name, "/usr/lib/x.so", 13);
+	/* the kernel policy in byte 99, the rest of the reserved bytes 0 */
+	assert_int_equal(out.kernel_policy, SHSTK_EV_KPOL_AUDIT);
+	assert_int_equal(buf[99], SHSTK_EV_KPOL_AUDIT);
+	for (size_t i = 100; i < SHSTK_EV_HEADER_SIZE; i++)
+		assert_int_equal(buf[i], 0);
 	/* The layout is the documented one. */
 	assert_memory_equal(buf, "SHEV\x01\x01\x02\x01", 8);
 	/* Every other length is rejected. */
@@ -819,6 +897,8 @@ int main(void)
 		cmocka_unit_test(test_preload_apply_off_makes_no_calls),
 		cmocka_unit_test(test_preload_apply_reports_kernel_audit_policy),
 		cmocka_unit_test(test_preload_apply_kernel_off_policy),
+		cmocka_unit_test(test_preload_status_kernel_policy),
+		cmocka_unit_test(test_preload_status_seccomp),
 		cmocka_unit_test(test_preload_dlopen_verdicts),
 		cmocka_unit_test(test_preload_notes_build_id_and_property),
 		cmocka_unit_test(test_preload_notes_truncated_and_hostile),
