@@ -99,12 +99,13 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 	/*
 	 * What is in force is the kernel's word, not the sum of the answers
 	 * above.  A per-program policy (trusted.shstk, kernel series v2 patch
-	 * 0008) keeps a program in audit mode whatever it asks: the
-	 * DISABLE(AUDIT) above fails, the LOCK succeeds, and an enforce
-	 * sequence without a failing call leaves the process in audit mode.
-	 * One ARCH_SHSTK_STATUS, only where a shadow stack is on and a call
-	 * was made (before that, the status read before acting holds); a
-	 * failed call (an older kernel has it since 6.6) leaves the plan's view.
+	 * 0008) keeps a program in audit mode whatever it asks: the ignored
+	 * DISABLE(AUDIT) above fails, the LOCK succeeds, and the enforce
+	 * sequence leaves the process in audit mode.  ARCH_SHSTK_STATUS
+	 * copies the thread's features, the audit bit among them (patch
+	 * 0002).  One call, only where a shadow stack is on and a call was
+	 * made (otherwise the status read before acting still holds); should
+	 * it fail, the sequence's view stands.
 	 */
 	if (res->applied != SHSTK_DECISION_OFF &&
 	    (plan->enable || plan->audit || plan->lock || plan->disable_libc)) {
