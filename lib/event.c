@@ -35,6 +35,7 @@ size_t shstk_ev_encode(const struct shstk_event *ev, uint8_t *buf)
 	buf[96] = (uint8_t)name_len;
 	buf[97] = (uint8_t)(name_len >> 8);
 	buf[98] = ev->listed;
+	buf[99] = ev->kernel_policy;
 	/* A loop, not memcpy: this runs at every exec (see sys.h). */
 	for (size_t i = 0; i < name_len; i++)
 		buf[SHSTK_EV_HEADER_SIZE + i] = (uint8_t)ev->name[ev->name_len - name_len + i];
@@ -65,6 +66,7 @@ int shstk_ev_decode(const uint8_t *buf, size_t len, struct shstk_event *ret)
 	ret->err = (int32_t)shstk_get_le32(buf + 20);
 	ret->generation = (uint64_t)shstk_get_le32(buf + 24) | (uint64_t)shstk_get_le32(buf + 28) << 32;
 	ret->listed = buf[98];
+	ret->kernel_policy = buf[99];
 	ret->name = name_len ? (const char *)buf + SHSTK_EV_HEADER_SIZE : NULL;
 	ret->name_len = name_len;
 	return 0;

@@ -50,6 +50,19 @@ enum shstk_pl_enabler {
 #define SHSTK_EV_F_LIBC_MARKED 0x8000u
 #define SHSTK_EV_F_WANTS_ACK 0x10000u     /* the sender waits for a byte back once shstkd has looked */
 
+/*
+ * The kernel's per-program policy (trusted.shstk, kernel patch 0008) as the
+ * sender read it from /proc/thread-self/status (event field "kernel
+ * policy", byte 99, reserved and 0 before: 0 is "not reported").
+ */
+enum shstk_ev_kpolicy {
+	SHSTK_EV_KPOL_UNKNOWN = 0, /* not read (no announcement needed it, older sender) */
+	SHSTK_EV_KPOL_NONE = 1,    /* read: the program has none */
+	SHSTK_EV_KPOL_OFF = 2,     /* ARCH_SHSTK_ENABLE of the shadow stack fails (EPERM) */
+	SHSTK_EV_KPOL_AUDIT = 3,   /* audit mode, which the program cannot leave */
+	SHSTK_EV_KPOL_ENFORCE = 4, /* no audit mode, not even an inherited one */
+};
+
 #define SHSTK_EV_MAGIC 0x56454853u /* "SHEV" as little-endian bytes */
 #define SHSTK_EV_VERSION 1
 #define SHSTK_EV_HEADER_SIZE 104
@@ -68,6 +81,7 @@ struct shstk_event {
 	uint8_t source;
 	uint8_t enabled_by;
 	uint8_t listed;          /* 0xff: not listed */
+	uint8_t kernel_policy;   /* enum shstk_ev_kpolicy */
 	uint32_t pid;
 	uint32_t flags;
 	int32_t err;

@@ -24,6 +24,14 @@ static inline __attribute__((always_inline)) void shstk_pl_fail(struct shstk_pl_
 		res->err = (int)-r;
 }
 
+/* The mode ARCH_SHSTK_STATUS's features describe. */
+static inline __attribute__((always_inline)) uint8_t shstk_pl_mode_of(unsigned long features)
+{
+	if (!(features & SHSTK_ARCH_SHSTK_SHSTK))
+		return SHSTK_DECISION_OFF;
+	return (features & SHSTK_ARCH_SHSTK_AUDIT) ? SHSTK_DECISION_AUDIT : SHSTK_DECISION_ENFORCE;
+}
+
 static inline __attribute__((always_inline)) void shstk_pl_apply(const struct shstk_pl_plan *plan,
 								  struct shstk_pl_result *res)
 {
@@ -87,6 +95,24 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 			shstk_pl_fail(res, r);
 			res->flags |= SHSTK_EV_F_LOCK_FAILED;
 		}
+	}
+	/*
+	 * What is in force is the kernel's word, not the sum of the answers
+	 * above.  A per-program policy (trusted.shstk, kernel series v2 patch
+	 * 0008) keeps a program in audit mode whatever it asks: the ignored
+	 * DISABLE(AUDIT) above fails, the LOCK succeeds, and the enforce
+	 * sequence leaves the process in audit mode.  ARCH_SHSTK_STATUS
+	 * copies the thread's features, the audit bit among them (patch
+	 * 0002).  One call, only where a shadow stack is on and a call was
+	 * made (otherwise the status read before acting still holds); should
+	 * it fail, the sequence's view stands.
+	 */
+	if (res->applied != SHSTK_DECISION_OFF &&
+	    (plan->enable || plan->audit || plan->lock || plan->disable_libc)) {
+		unsigned long features = 0;
+
+		if (SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_STATUS, &features) == 0)
+			res->applied = shstk_pl_mode_of(features);
 	}
 	if (plan->set_tcb && res->applied != SHSTK_DECISION_OFF &&
 	    res->enabled_by == SHSTK_PL_BY_PRELOAD) {

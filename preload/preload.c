@@ -113,59 +113,64 @@ void shstk_pl_debugf(const char *fmt, ...)
 }
 
 /*
- * Whether a seccomp filter (or strict mode) may be in force: the Seccomp:
- * line of /proc/thread-self/status (filters are per thread: a dlopen in a
- * worker thread that installed one without TSYNC must see its own), read
- * with openat/read/close, which the loader itself made in this process (a
- * filter that killed them would have killed the process before the preload
- * ran).  Anything unclear counts as a filter:
- * no /proc, an unreadable file, one over 1 MiB.  No Seccomp: line at all is
- * a kernel without CONFIG_SECCOMP, where no filter exists.
+ * /proc/thread-self/status, read whole with openat/read/close, which the
+ * loader itself made in this process (a filter that killed them would have
+ * killed the process before the preload ran), parsed a line at a time
+ * (status.c).  Thread-self: seccomp filters are per thread, and a dlopen in
+ * a worker thread that installed one without TSYNC must see its own.  Two
+ * lines are wanted: Seccomp:, and x86_Thread_shstk_policy: (the kernel's
+ * per-program policy), which is the file's last line, so the file is read
+ * to its end -- one read() more than stopping at Seccomp: did, on a file
+ * the kernel has formatted whole at the first read.  A line longer than
+ * the buffer (Groups: of a user in a thousand groups) is skipped; neither
+ * wanted line is ever that long.  -errno: no /proc, unreadable, over 1 MiB.
  */
-static bool pl_seccomp_maybe(void)
+int shstk_pl_read_status(struct shstk_pl_status *ret)
 {
-	static const char key[] = "\nSeccomp:";
-	const size_t klen = sizeof(key) - 1, keep = klen + 8; /* the key and its value may span two reads */
 	char buf[4096];
 	size_t len = 0, total = 0;
+	bool skip = false; /* inside a line longer than buf */
 	int fd = pl_openat("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
 
+	shstk_pl_status_init(ret);
 	if (fd < 0)
-		return true;
-	/* Read on, a window at a time: a long Groups: line (a user in a
-	 * thousand groups) puts Seccomp: past the first 4 KiB. */
+		return fd;
 	for (;;) {
-		long n = pl_read(fd, buf + len, sizeof(buf) - 1 - len);
+		size_t start = 0;
+		long n = pl_read(fd, buf + len, sizeof(buf) - len);
 
 		if (n == -EINTR)
 			continue;
-		if (n < 0 || (total += (size_t)(n > 0 ? n : 0)) > (1u << 20)) {
+		if (n < 0 || (total += (size_t)n) > (1u << 20)) {
 			pl_close(fd);
-			return true; /* unreadable or absurd: say "maybe" */
+			return n < 0 ? (int)n : -EFBIG;
 		}
 		len += (size_t)n;
-		for (size_t i = 0; i + klen < len; i++) {
-			size_t v;
-
-			if (!pl_has_prefix(buf + i, key, klen))
+		for (size_t i = 0; i < len; i++) {
+			if (buf[i] != '\n')
 				continue;
-			for (v = i + klen; v < len && (buf[v] == ' ' || buf[v] == '\t'); v++)
-				;
-			if (v + 1 >= len && n > 0)
-				break; /* the value is in the next read */
-			pl_close(fd);
-			return !(v + 1 < len && buf[v] == '0' && buf[v + 1] == '\n');
+			if (!skip)
+				shstk_pl_status_line(ret, buf + start, i - start);
+			skip = false;
+			start = i + 1;
 		}
-		if (n == 0)
+		if (n == 0) {
+			if (!skip && start < len)
+				shstk_pl_status_line(ret, buf + start, len - start);
 			break;
-		if (len > keep) {
-			for (size_t k = 0; k < keep; k++)
-				buf[k] = buf[len - keep + k];
-			len = keep;
 		}
+		if (start == 0 && len == sizeof(buf)) {
+			skip = true;
+			len = 0;
+			continue;
+		}
+		for (size_t k = start; k < len; k++)
+			buf[k - start] = buf[k];
+		len -= start;
 	}
 	pl_close(fd);
-	return false; /* no Seccomp: line: a kernel without CONFIG_SECCOMP */
+	shstk_pl_status_done(ret);
+	return 0;
 }
 
 /*
@@ -223,12 +228,13 @@ static void pl_wait_ack(int fd, uid_t daemon_uid, struct timespec *left)
  * there; a socket file left by a stopped daemon costs the full attempt
  * (ECONNREFUSED).  @wait: wait for shstkd's answer (pl_wait_ack).
  */
-void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
+void shstk_pl_send_event(struct shstk_event *ev, bool wait)
 {
 	uint8_t buf[SHSTK_EV_MAX];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
-	struct shstk_event copy = *ev;
+	struct shstk_pl_status ps;
+	struct shstk_event copy;
 	struct timespec left = { 0, SHSTK_PL_ACK_WAIT_MS * 1000000L };
 	union {
 		struct cmsghdr h;
@@ -245,8 +251,12 @@ void shstk_pl_send_event(const struct shstk_event *ev, bool wait)
 	/* The socket first: without a daemon the costlier check is not needed. */
 	if (pl_stat(shstk_pl_state.events, &sb) != 0 || !S_ISSOCK(sb.st_mode))
 		return;
-	if (pl_seccomp_maybe())
+	/* The same read says which policy the kernel applied: the datagram
+	 * names it at no further cost (why applied differs from decision). */
+	if (shstk_pl_read_status(&ps) < 0 || shstk_pl_status_seccomp_maybe(&ps))
 		return;
+	ev->kernel_policy = ps.kernel_policy;
+	copy = *ev;
 	pl_copy(sa.sun_path, shstk_pl_state.events, plen);
 	fd = pl_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
@@ -603,6 +613,23 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 		pl_set_name(ev, scan.first_unmarked);
 }
 
+/* A switch, not a table of pointers: those are relocations the loader applies at every exec. */
+static const char *pl_kpolicy_name(uint8_t p)
+{
+	switch (p) {
+	case SHSTK_EV_KPOL_NONE:
+		return "none";
+	case SHSTK_EV_KPOL_OFF:
+		return "off";
+	case SHSTK_EV_KPOL_AUDIT:
+		return "audit";
+	case SHSTK_EV_KPOL_ENFORCE:
+		return "enforce";
+	default:
+		return "unknown";
+	}
+}
+
 /* After acting: calls and returns are balanced here, so this may be a function. */
 static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *res)
 {
@@ -628,16 +655,21 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 		shstk_pl_send_event(ev, ev->decision == SHSTK_DECISION_AUDIT);
 	}
 	if (st->debug) {
+		struct shstk_pl_status ps;
+
 		if (ev->pid == 0)
 			ev->pid = (uint32_t)pl_getpid();
+		/* Nothing sent, so not read yet: the debug line costs what it costs. */
+		if (ev->kernel_policy == SHSTK_EV_KPOL_UNKNOWN && shstk_pl_read_status(&ps) == 0)
+			ev->kernel_policy = ps.kernel_policy;
 		for (size_t i = 0; i < ev->key.len && ev->key.kind; i++)
 			snprintf(id + 2 * i, 3, "%02x", ev->key.bytes[i]);
 		shstk_pl_debugf("shstk-preload: pid=%u id=%s:%s decision=%s source=%u applied=%s by=%u "
-				"err=%d flags=0x%x generation=%llu\n",
+				"err=%d flags=0x%x generation=%llu kernel-policy=%s\n",
 				ev->pid, ev->key.kind == SHSTK_AL_KEY_FILE ? "file" : "build-id", id,
 				shstk_decision_to_string(ev->decision), ev->source,
 				shstk_decision_to_string(ev->applied), ev->enabled_by, ev->err, ev->flags,
-				(unsigned long long)ev->generation);
+				(unsigned long long)ev->generation, pl_kpolicy_name(ev->kernel_policy));
 	}
 	/*
 	 * Only a process with a shadow stack gates dlopen; the gate reads the

@@ -93,6 +93,23 @@ int shstk_pl_dlopen_verdict(bool shstk_active, bool marked, int lookup,
 /* Parsing of SHSTK_POLICY: a decision, or -EINVAL. */
 int shstk_pl_parse_override(const char *value);
 
+/* ---- /proc/thread-self/status (status.c) ---- */
+
+struct shstk_pl_status {
+	bool complete;           /* read to its end */
+	bool seccomp_seen, seccomp_zero;
+	bool policy_seen;
+	uint8_t kernel_policy;   /* enum shstk_ev_kpolicy; NONE once complete without the line */
+};
+
+void shstk_pl_status_init(struct shstk_pl_status *st);
+/* One line, without its newline. */
+void shstk_pl_status_line(struct shstk_pl_status *st, const char *line, size_t len);
+/* Every line was seen. */
+void shstk_pl_status_done(struct shstk_pl_status *st);
+/* Whether a seccomp filter (or strict mode) may be in force: yes unless read whole and "Seccomp: 0" or no such line. */
+bool shstk_pl_status_seccomp_maybe(const struct shstk_pl_status *st);
+
 /* ---- in-memory ELF (program headers of a loaded object) ---- */
 
 struct shstk_pl_obj_info {
@@ -145,7 +162,11 @@ extern struct shstk_pl_state shstk_pl_state SHSTK_PL_HIDDEN;
 /* Read by the assembly dlopen entry: non-zero routes dlopen through the gate. */
 extern uint8_t shstk_pl_gate_active SHSTK_PL_HIDDEN;
 
-SHSTK_PL_HIDDEN void shstk_pl_send_event(const struct shstk_event *ev, bool wait);
+/* Sends @ev (if a daemon listens and no seccomp filter may kill the process
+ * for it), after filling in ev->kernel_policy from the status it read. */
+SHSTK_PL_HIDDEN void shstk_pl_send_event(struct shstk_event *ev, bool wait);
+/* Reads /proc/thread-self/status whole into *ret: 0 or -errno (then *ret says nothing). */
+SHSTK_PL_HIDDEN int shstk_pl_read_status(struct shstk_pl_status *ret);
 /* Once, when the dlopen gate turns on (dlgate.c: its lock across fork). */
 SHSTK_PL_HIDDEN void shstk_pl_gate_init(void);
 /*

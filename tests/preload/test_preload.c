@@ -32,14 +32,29 @@ static struct mock_call calls[16];
 static int ncalls;
 static long mock_ret[16]; /* return value of the i-th call */
 static int tcb_sets;
+/*
+ * The thread's features as the mock kernel keeps them: a call that succeeds
+ * sets (ENABLE) or clears (DISABLE) its bit, and ARCH_SHSTK_STATUS answers
+ * them, so what the preload reads back follows from the calls and from the
+ * state a test starts with (a C library's stack, an audit bit set at exec).
+ */
+static unsigned long mock_features;
 
 static long mock_prctl(long op, unsigned long arg)
 {
 	long r = ncalls < 16 ? mock_ret[ncalls] : 0;
 
 	if (ncalls < 16)
-		calls[ncalls] = (struct mock_call){ op, arg };
+		calls[ncalls] = (struct mock_call){ op, op == SHSTK_ARCH_SHSTK_STATUS ? 0 : arg };
 	ncalls++;
+	if (r != 0)
+		return r;
+	if (op == SHSTK_ARCH_SHSTK_ENABLE)
+		mock_features |= arg;
+	else if (op == SHSTK_ARCH_SHSTK_DISABLE)
+		mock_features &= ~arg;
+	else if (op == SHSTK_ARCH_SHSTK_STATUS)
+		*(unsigned long *)arg = mock_features;
 	return r;
 }
 
@@ -49,6 +64,7 @@ static void mock_reset(void)
 	memset(mock_ret, 0, sizeof(mock_ret));
 	ncalls = 0;
 	tcb_sets = 0;
+	mock_features = 0;
 }
 
 #define SHSTK_PL_PRCTL(op, arg) mock_prctl((op), (unsigned long)(arg))
@@ -261,11 +277,13 @@ static void test_preload_apply_enforce(void **state)
 	shstk_pl_decide(&in, &p);
 	mock_reset();
 	shstk_pl_apply(&p, &res);
-	/* an audit bit inherited across exec is cleared and locked off */
-	assert_int_equal(ncalls, 3);
+	/* an audit bit inherited across exec is cleared and locked off; then
+	 * the mode in force is read back */
+	assert_int_equal(ncalls, 4);
 	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
 	assert_call(1, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
 	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(3, SHSTK_ARCH_SHSTK_STATUS, 0);
 	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
 	assert_int_equal(res.enabled_by, SHSTK_PL_BY_PRELOAD);
 	assert_true(res.flags & SHSTK_EV_F_LOCKED);
@@ -320,7 +338,8 @@ static void test_preload_apply_audit_refused_turns_off(void **state)
 	/* Accepted: audit, never locked. */
 	mock_reset();
 	shstk_pl_apply(&p, &res);
-	assert_int_equal(ncalls, 2);
+	assert_int_equal(ncalls, 3);
+	assert_call(2, SHSTK_ARCH_SHSTK_STATUS, 0);
 	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
 	assert_false(res.flags & SHSTK_EV_F_LOCKED);
 }
@@ -334,7 +353,9 @@ static void test_preload_apply_libc_enabled(void **state)
 	in.status = SHSTK_ARCH_SHSTK_SHSTK;
 	shstk_pl_decide(&in, &p);
 	mock_reset();
+	mock_features = SHSTK_ARCH_SHSTK_SHSTK;
 	shstk_pl_apply(&p, &res);
+	/* off after the disable: nothing to read back */
 	assert_int_equal(ncalls, 1);
 	assert_call(0, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
 	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
@@ -342,6 +363,7 @@ static void test_preload_apply_libc_enabled(void **state)
 
 	/* Locked by the C library: the disable fails and that is reported. */
 	mock_reset();
+	mock_features = SHSTK_ARCH_SHSTK_SHSTK;
 	mock_ret[0] = -EPERM;
 	shstk_pl_apply(&p, &res);
 	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
@@ -352,6 +374,7 @@ static void test_preload_apply_libc_enabled(void **state)
 	in.entry.decision = SHSTK_DECISION_AUDIT;
 	shstk_pl_decide(&in, &p);
 	mock_reset();
+	mock_features = SHSTK_ARCH_SHSTK_SHSTK;
 	mock_ret[0] = -EPERM;
 	mock_ret[1] = -EPERM;
 	shstk_pl_apply(&p, &res);
@@ -364,11 +387,89 @@ static void test_preload_apply_libc_enabled(void **state)
 	in.entry.decision = SHSTK_DECISION_ENFORCE;
 	shstk_pl_decide(&in, &p);
 	mock_reset();
+	mock_features = SHSTK_ARCH_SHSTK_SHSTK;
 	shstk_pl_apply(&p, &res);
-	assert_int_equal(ncalls, 2);
+	assert_int_equal(ncalls, 3);
 	assert_call(0, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
 	assert_call(1, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(2, SHSTK_ARCH_SHSTK_STATUS, 0);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
 	assert_int_equal(tcb_sets, 0);
+
+	/* The C library's stack in audit mode and the decision audit:
+	 * nothing to do, and the status read before acting stands. */
+	in.status = SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT;
+	in.entry.decision = SHSTK_DECISION_AUDIT;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_features = in.status;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 0);
+	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
+}
+
+/*
+ * A per-program policy of the kernel (trusted.shstk = audit, kernel patch
+ * 0008) sets the audit bit at exec and refuses to clear it: the enforce
+ * sequence makes no call that fails but for the ignored DISABLE(AUDIT), and
+ * the process runs in audit mode.  That, not the decision, is what is
+ * applied.
+ */
+static void test_preload_apply_reports_kernel_audit_policy(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	in.libc_marked = true;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_features = SHSTK_ARCH_SHSTK_AUDIT; /* set by the kernel at exec */
+	mock_ret[1] = -EPERM;                   /* DISABLE(AUDIT): the policy's */
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 4);
+	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_call(1, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(3, SHSTK_ARCH_SHSTK_STATUS, 0);
+	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
+	assert_int_equal(res.enabled_by, SHSTK_PL_BY_PRELOAD);
+	assert_true(res.flags & SHSTK_EV_F_LOCKED);
+	assert_int_equal(res.err, 0);
+	/* the stack is on: an aware C library must still keep it in step */
+	assert_int_equal(tcb_sets, 1);
+
+	/* A status the kernel does not answer leaves the sequence's view. */
+	mock_reset();
+	mock_features = SHSTK_ARCH_SHSTK_AUDIT;
+	mock_ret[1] = -EPERM;
+	mock_ret[3] = -EINVAL;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 4);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_int_equal(res.err, 0);
+}
+
+/*
+ * trusted.shstk = off: the kernel refuses ENABLE(SHSTK) with EPERM, which is
+ * neither "no kernel support" (EINVAL) nor "no CPU support" (EOPNOTSUPP).
+ * Nothing is on, so nothing is read back.
+ */
+static void test_preload_apply_kernel_off_policy(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_ret[0] = -EPERM;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 1);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+	assert_int_equal(res.enabled_by, SHSTK_PL_BY_NOBODY);
+	assert_int_equal(res.err, EPERM);
+	assert_false(res.flags & (SHSTK_EV_F_NO_KERNEL | SHSTK_EV_F_NO_CPU | SHSTK_EV_F_LOCKED));
 }
 
 static void test_preload_apply_off_makes_no_calls(void **state)
@@ -648,6 +749,79 @@ static void test_preload_next_symbol_matches_loader(void **state)
 	dlclose(self);
 }
 
+/* ---- /proc/thread-self/status ---- */
+
+static void status_feed(struct shstk_pl_status *st, const char *text)
+{
+	shstk_pl_status_init(st);
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		shstk_pl_status_line(st, p, len);
+		p += len + (nl ? 1 : 0);
+	}
+	shstk_pl_status_done(st);
+}
+
+#define STATUS_HEAD "Name:\tsv-audit\nUmask:\t0022\nState:\tR (running)\nNoNewPrivs:\t0\n"
+
+static void test_preload_status_kernel_policy(void **state)
+{
+	struct shstk_pl_status st;
+
+	/* Patch 0008's lines, as a process reads its own status. */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nSeccomp_filters:\t0\n"
+				     "x86_Thread_features:\tshstk audit \n"
+				     "x86_Thread_features_locked:\tshstk audit \n"
+				     "x86_Thread_shstk_violations:\t0\n"
+				     "x86_Thread_shstk_policy:\taudit\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_AUDIT);
+	assert_false(shstk_pl_status_seccomp_maybe(&st));
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_shstk_policy:\toff\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_OFF);
+	/* the last line without its newline (a file cut at the end) */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_shstk_policy:\tenforce");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_ENFORCE);
+	/* read whole, no line: no policy (a program without one, or a kernel without the series) */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_features:\tshstk \n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_NONE);
+	/* a value this preload does not know, or a prefix of one: unknown, not none */
+	status_feed(&st, STATUS_HEAD "x86_Thread_shstk_policy:\tpermissive\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_UNKNOWN);
+	status_feed(&st, STATUS_HEAD "x86_Thread_shstk_policy:\taud\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_UNKNOWN);
+	/* a similar key is not the key */
+	status_feed(&st, STATUS_HEAD "x86_Thread_shstk_policyx:\toff\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_NONE);
+	/* not read to the end: nothing known */
+	shstk_pl_status_init(&st);
+	shstk_pl_status_line(&st, "Seccomp:\t0", 10);
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_UNKNOWN);
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+}
+
+static void test_preload_status_seccomp(void **state)
+{
+	struct shstk_pl_status st;
+
+	status_feed(&st, STATUS_HEAD "Seccomp:\t2\nSeccomp_filters:\t1\n");
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+	status_feed(&st, STATUS_HEAD "Seccomp:\t1\n");
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+	/* "0" exactly: "01" or "0 x" is not it */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t01\n");
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
+	status_feed(&st, STATUS_HEAD "Seccomp:   0\n");
+	assert_false(shstk_pl_status_seccomp_maybe(&st));
+	/* a kernel without CONFIG_SECCOMP has no line and no filter */
+	status_feed(&st, STATUS_HEAD);
+	assert_false(shstk_pl_status_seccomp_maybe(&st));
+	/* Seccomp_filters: is another key */
+	status_feed(&st, STATUS_HEAD "Seccomp_filters:\t0\n");
+	assert_false(st.seccomp_seen);
+}
+
 /* ---- events ---- */
 
 static void test_preload_event_round_trip(void **state)
@@ -655,7 +829,7 @@ static void test_preload_event_round_trip(void **state)
 	struct shstk_event ev = { .type = SHSTK_EV_START, .decision = 2, .applied = 1, .source = 1,
 				  .enabled_by = 1, .listed = 2, .pid = 4242, .flags = 0x1234,
 				  .err = EINVAL, .generation = 0x0102030405060708ull,
-				  .name = "/usr/lib/x.so", .name_len = 13 };
+				  .kernel_policy = SHSTK_EV_KPOL_AUDIT, .name = "/usr/lib/x.so", .name_len = 13 };
 	struct shstk_event out;
 	uint8_t buf[SHSTK_EV_MAX];
 	size_t n;
@@ -676,6 +850,11 @@ static void test_preload_event_round_trip(void **state)
 	assert_memory_equal(out.key.bytes, "\xaa\xbb\xcc", 3);
 	assert_int_equal(out.name_len, 13);
 	assert_memory_equal(out.name, "/usr/lib/x.so", 13);
+	/* the kernel policy in byte 99, the rest of the reserved bytes 0 */
+	assert_int_equal(out.kernel_policy, SHSTK_EV_KPOL_AUDIT);
+	assert_int_equal(buf[99], SHSTK_EV_KPOL_AUDIT);
+	for (size_t i = 100; i < SHSTK_EV_HEADER_SIZE; i++)
+		assert_int_equal(buf[i], 0);
 	/* The layout is the documented one. */
 	assert_memory_equal(buf, "SHEV\x01\x01\x02\x01", 8);
 	/* Every other length is rejected. */
@@ -716,6 +895,10 @@ int main(void)
 		cmocka_unit_test(test_preload_apply_audit_refused_turns_off),
 		cmocka_unit_test(test_preload_apply_libc_enabled),
 		cmocka_unit_test(test_preload_apply_off_makes_no_calls),
+		cmocka_unit_test(test_preload_apply_reports_kernel_audit_policy),
+		cmocka_unit_test(test_preload_apply_kernel_off_policy),
+		cmocka_unit_test(test_preload_status_kernel_policy),
+		cmocka_unit_test(test_preload_status_seccomp),
 		cmocka_unit_test(test_preload_dlopen_verdicts),
 		cmocka_unit_test(test_preload_notes_build_id_and_property),
 		cmocka_unit_test(test_preload_notes_truncated_and_hostile),

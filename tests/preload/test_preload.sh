@@ -188,6 +188,10 @@ own=$(grep '^event' <<<"$out" | head -1)
 recv=$(grep '^event' <<<"$out" | tail -n +2)
 if [ -n "$own" ] && [ "$own" = "$recv" ]; then pass; else fail "event on the socket differs from the probe's: '$own' vs '$recv'"; fi
 expect "event fields" "$recv" 'type=start pid=[0-9]+ decision=audit .* listed=audit .* gen=5 .* key=build-id:[0-9a-f]{40}'
+# The kernel's per-program policy, read with Seccomp: from the same status
+# file: the probe has none (no trusted.shstk; this host's kernel may not even
+# have the series), which is "none", not "unknown" (not read).
+expect "event names the kernel's policy" "$recv" ' kpolicy=none key='
 # Only a process the decision runs with a shadow stack announces itself (its
 # runs are the evidence shstkd counts); here sh and the probe are listed audit.
 al_write "$W/al-chain" "audit exe:$(readlink -f /bin/sh)" "audit exe:$PROBE" \

@@ -9,6 +9,7 @@
 
 static const char *const tp_sources[] = { "unlisted", "allowlist", "override", "no-allowlist",
 					  "bad-allowlist", "no-identity", "disabled" };
+static const char *const tp_kpolicies[] = { "unknown", "none", "off", "audit", "enforce" };
 static const char *const tp_enablers[] = { "nobody", "preload", "libc" };
 static const char *const tp_flags[] = { "secure", "override-used", "override-ignored", "demoted-unmarked",
 					"locked", "audit-refused", "lock-failed", "disable-failed",
@@ -31,7 +32,8 @@ static inline void tp_print_event(FILE *f, const struct shstk_event *ev)
 			fprintf(f, "%s%s", sep, tp_flags[i]);
 			sep = ",";
 		}
-	fprintf(f, "%s key=%s:", sep[0] ? "" : "-",
+	fprintf(f, "%s kpolicy=%s key=%s:", sep[0] ? "" : "-",
+		ev->kernel_policy < 5 ? tp_kpolicies[ev->kernel_policy] : "?",
 		ev->key.kind == SHSTK_AL_KEY_BUILD_ID ? "build-id" : ev->key.kind == SHSTK_AL_KEY_FILE ? "file" : "none");
 	for (unsigned i = 0; ev->key.kind && i < ev->key.len; i++)
 		fprintf(f, "%02x", ev->key.bytes[i]);
