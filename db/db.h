@@ -217,6 +217,14 @@ int shstk_db_objects_insert(struct shstk_db *db, const struct shstk_db_object *o
  * exact times the roots were walked). */
 int shstk_db_objects_touch(struct shstk_db *db, const char *root, int64_t scan, int64_t now_us);
 
+/*
+ * Object @id's change time becomes @new_ns if it still is @old_ns: after a
+ * write of our own that changed it (engine/filepolicy.c), so that the file
+ * keeps being recognised as the one scanned.  1 changed, 0 not (another
+ * writer got there first), -errno.
+ */
+int shstk_db_object_set_ctime(struct shstk_db *db, int64_t id, int64_t old_ns, int64_t new_ns);
+
 /* Deletes one object (its needed, risk, closure and verdict rows go with it). */
 int shstk_db_object_delete(struct shstk_db *db, int64_t id);
 

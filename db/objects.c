@@ -742,6 +742,20 @@ int shstk_db_objects_touch(struct shstk_db *db, const char *root, int64_t scan, 
 	return db_step_done(db, st);
 }
 
+static const char SQL_SET_CTIME[] = "UPDATE objects SET ctime_ns = ?3 WHERE id = ?1 AND ctime_ns = ?2";
+
+int shstk_db_object_set_ctime(struct shstk_db *db, int64_t id, int64_t old_ns, int64_t new_ns)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_SET_CTIME, &st);
+	if (r < 0 || (r = db_bind_int64(db, st, 1, id)) < 0 || (r = db_bind_int64(db, st, 2, old_ns)) < 0 ||
+	    (r = db_bind_int64(db, st, 3, new_ns)) < 0 || (r = db_step_done(db, st)) < 0)
+		return r;
+	return sqlite3_changes(db->conn) > 0;
+}
+
 int shstk_db_object_delete(struct shstk_db *db, int64_t id)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL;

@@ -46,7 +46,21 @@ static ssize_t current_value(int fd, char *buf, size_t size)
 	return -errno;
 }
 
-int shstk_filepolicy_apply(const char *path, const struct shstk_filepolicy_file *want, const char *value)
+/* The change time after our own write, through the same descriptor. */
+static int changed(int fd, int64_t *ret_ctime_ns)
+{
+	struct stat st;
+
+	if (!ret_ctime_ns)
+		return 1;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*ret_ctime_ns = ns(&st.st_ctim);
+	return 1;
+}
+
+int shstk_filepolicy_apply(const char *path, const struct shstk_filepolicy_file *want, const char *value,
+			   int64_t *ret_ctime_ns)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -84,13 +98,13 @@ int shstk_filepolicy_apply(const char *path, const struct shstk_filepolicy_file 
 	if (!value) {
 		if (fremovexattr(fd, SHSTK_FILEPOLICY_XATTR) < 0)
 			return errno == ENODATA ? 0 : -errno;
-		return 1;
+		return changed(fd, ret_ctime_ns);
 	}
 	if ((size_t)n == strlen(value) && memcmp(cur, value, (size_t)n) == 0)
 		return 0;
 	if (fsetxattr(fd, SHSTK_FILEPOLICY_XATTR, value, strlen(value), 0) < 0)
 		return -errno;
-	return 1;
+	return changed(fd, ret_ctime_ns);
 }
 
 struct item {
@@ -152,6 +166,7 @@ int shstk_filepolicy_sync(struct shstk_db *db, struct shstk_filepolicy_stats *re
 	struct items it = { 0 };
 	struct object obj;
 	const char *value;
+	int64_t ctime_ns = 0;
 	size_t i;
 	int r;
 
@@ -164,7 +179,18 @@ int shstk_filepolicy_sync(struct shstk_db *db, struct shstk_filepolicy_stats *re
 		if (r <= 0)
 			continue; /* the object is gone: nothing to write to */
 		value = shstk_filepolicy_value((enum shstk_decision)it.v[i].decision);
-		r = shstk_filepolicy_apply(obj.path, &obj.f, value);
+		r = shstk_filepolicy_apply(obj.path, &obj.f, value, &ctime_ns);
+		/*
+		 * The write moved the file's change time, which is part of how
+		 * shstkd and the preload's announcements recognise the scanned
+		 * file: without this every start of it would look like an
+		 * unscanned file's until the next scan.
+		 */
+		if (r == 1 && ctime_ns != obj.f.ctime_ns &&
+		    shstk_db_object_set_ctime(db, it.v[i].object, obj.f.ctime_ns, ctime_ns) < 0 && st.failed++ == 0) {
+			st.first_error = -EIO;
+			snprintf(st.first_path, sizeof(st.first_path), "%.*s", (int)sizeof(st.first_path) - 1, obj.path);
+		}
 		if (r == 1 && value)
 			st.set++;
 		else if (r == 1)

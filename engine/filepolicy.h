@@ -41,9 +41,12 @@ const char *shstk_filepolicy_value(enum shstk_decision d);
  * still @want.  Returns 1 if it changed the file, 0 if it already said so,
  * -ESTALE if the file is not the one scanned, -EINVAL if it is not a
  * regular file, or -errno (-EPERM without CAP_SYS_ADMIN, -EOPNOTSUPP on a
- * filesystem without trusted.* attributes).
+ * filesystem without trusted.* attributes).  When it changed the file,
+ * *ret_ctime_ns (if not NULL) is the file's change time after the write,
+ * which the write itself moved.
  */
-int shstk_filepolicy_apply(const char *path, const struct shstk_filepolicy_file *want, const char *value);
+int shstk_filepolicy_apply(const char *path, const struct shstk_filepolicy_file *want, const char *value,
+			   int64_t *ret_ctime_ns);
 
 struct shstk_filepolicy_stats {
 	unsigned set, removed, unchanged, stale, failed;

@@ -73,15 +73,15 @@ static void test_filepolicy_apply_sets_replaces_removes(void **state)
 	snprintf(p, sizeof(p), "%s", fx_path("prog"));
 	need_trusted_xattrs();
 	make_file(p, &f);
-	assert_int_equal(shstk_filepolicy_apply(p, &f, "off"), 1);
+	assert_int_equal(shstk_filepolicy_apply(p, &f, "off", NULL), 1);
 	assert_string_equal(value_of(p), "off");
 	/* Setting it changed the ctime: the file is still recognised. */
-	assert_int_equal(shstk_filepolicy_apply(p, &f, "off"), 0);
-	assert_int_equal(shstk_filepolicy_apply(p, &f, "audit"), 1);
+	assert_int_equal(shstk_filepolicy_apply(p, &f, "off", NULL), 0);
+	assert_int_equal(shstk_filepolicy_apply(p, &f, "audit", NULL), 1);
 	assert_string_equal(value_of(p), "audit");
-	assert_int_equal(shstk_filepolicy_apply(p, &f, NULL), 1);
+	assert_int_equal(shstk_filepolicy_apply(p, &f, NULL, NULL), 1);
 	assert_string_equal(value_of(p), "");
-	assert_int_equal(shstk_filepolicy_apply(p, &f, NULL), 0);
+	assert_int_equal(shstk_filepolicy_apply(p, &f, NULL, NULL), 0);
 }
 
 static void test_filepolicy_apply_leaves_other_files_alone(void **state)
@@ -98,24 +98,24 @@ static void test_filepolicy_apply_leaves_other_files_alone(void **state)
 	make_file(p, &f);
 	w = f;
 	w.size++;
-	assert_int_equal(shstk_filepolicy_apply(p, &w, "off"), -ESTALE);
+	assert_int_equal(shstk_filepolicy_apply(p, &w, "off", NULL), -ESTALE);
 	w = f;
 	w.ino++;
-	assert_int_equal(shstk_filepolicy_apply(p, &w, "off"), -ESTALE);
+	assert_int_equal(shstk_filepolicy_apply(p, &w, "off", NULL), -ESTALE);
 	w = f;
 	w.mtime_ns--;
-	assert_int_equal(shstk_filepolicy_apply(p, &w, "off"), -ESTALE);
+	assert_int_equal(shstk_filepolicy_apply(p, &w, "off", NULL), -ESTALE);
 	/* Rewritten with the old mtime put back: only the ctime tells. */
 	w = f;
 	w.ctime_ns--;
-	assert_int_equal(shstk_filepolicy_apply(p, &w, "off"), -ESTALE);
+	assert_int_equal(shstk_filepolicy_apply(p, &w, "off", NULL), -ESTALE);
 	assert_string_equal(value_of(p), "");
 
 	assert_int_equal(symlink(p, link), 0);
-	assert_int_equal(shstk_filepolicy_apply(link, &f, "off"), -ELOOP);
+	assert_int_equal(shstk_filepolicy_apply(link, &f, "off", NULL), -ELOOP);
 	assert_int_equal(mkfifo(fifo, 0644), 0);
-	assert_int_equal(shstk_filepolicy_apply(fifo, &f, "off"), -EINVAL);
-	assert_int_equal(shstk_filepolicy_apply(absent, &f, "off"), -ENOENT);
+	assert_int_equal(shstk_filepolicy_apply(fifo, &f, "off", NULL), -EINVAL);
+	assert_int_equal(shstk_filepolicy_apply(absent, &f, "off", NULL), -ENOENT);
 	assert_string_equal(value_of(p), "");
 }
 
@@ -162,6 +162,17 @@ static void put_decision(struct shstk_db *db, const char *bid, int64_t id, const
 	assert_int_equal(shstk_db_decision_put(db, &d), 0);
 }
 
+/* shstkd's name for what a process runs: the scanned object the file still is. */
+static void still_recognised(struct shstk_db *db, const char *path, const char *identity)
+{
+	struct stat st;
+	char buf[128];
+
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(shstk_db_scanned_identity(db, &st, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, identity);
+}
+
 static void test_filepolicy_sync_follows_decisions(void **state)
 {
 	struct shstk_db *db;
@@ -187,6 +198,10 @@ static void test_filepolicy_sync_follows_decisions(void **state)
 	assert_int_equal(st.failed, 0);
 	assert_string_equal(value_of(q), "off");
 	assert_string_equal(value_of(a), "audit");
+	/* Writing the attribute moved the files' change time; the database
+	 * follows, or every start would look like an unscanned file's. */
+	still_recognised(db, q, "build-id:a1");
+	still_recognised(db, a, "build-id:a2");
 	/* not listed in the allowlist either: most of /usr would be */
 	assert_string_equal(value_of(i), "");
 	/* a new inode since the scan: no policy until it is scanned */
@@ -199,6 +214,7 @@ static void test_filepolicy_sync_follows_decisions(void **state)
 	assert_int_equal(st.unchanged, 1);
 	assert_string_equal(value_of(q), "");
 	assert_string_equal(value_of(a), "audit");
+	still_recognised(db, q, "build-id:a1");
 
 	/* An override naming the ineligible binary lists it (publish.h), so
 	 * it gets its attribute too: the allowlist's rule, not a copy of it. */
