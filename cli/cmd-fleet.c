@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "common.h"
 #include "config.h"
+#include "escape.h"
 #include "fleet-ingest.h"
 #include "json.h"
 
@@ -135,14 +136,21 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 		o.batch = strtoull(env, NULL, 10);
 	r = fleet_ingest(db, journal, &o, &st);
 	if (r == -ENOMSG) {
+		_cleanup_free_ char *f = NULL;
+
+		(void)shstk_cescape(st.foreign_file, &f);
 		r = shstkctl_error("fleet ingest: %s holds no file of systemd-journal-remote --split-mode=host "
-				   "(remote-SENDER.journal)%s%s", journal, st.foreign_files ? "; e.g. not: " : "",
-				   st.foreign_files ? st.foreign_file : "");
+				   "(remote-SENDER.journal, SENDER letters, digits, '.', ':', '-', '_')%s%s", journal,
+				   st.foreign_files ? "; e.g. not: " : "", st.foreign_files ? (f ? f : "?") : "");
 		goto out;
 	}
 	if (r < 0 && r != -EBADMSG) {
-		r = shstkctl_error_errno(r, "fleet ingest: %s into %s%s%s", journal, shstkctl_db_path(ctl),
-					 shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db));
+		_cleanup_free_ char *f = NULL;
+
+		(void)shstk_cescape(st.bad_file, &f);
+		r = shstkctl_error_errno(r, "fleet ingest: %s into %s%s%s%s%s", journal, shstkctl_db_path(ctl),
+					 shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db), st.bad_file[0] ? ": " : "",
+					 st.bad_file[0] ? (f ? f : "?") : "");
 		goto out;
 	}
 	if (!ctl->quiet) {
@@ -155,9 +163,19 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 			printf("not read: %" PRIu64 " sender%s not in [fleet] trusted_senders (%s%s)\n", st.untrusted,
 			       st.untrusted == 1 ? "" : "s", st.untrusted_first, st.untrusted > 1 ? ", ..." : "");
 	}
-	if (st.foreign_files)
+	if (st.foreign_files) {
+		_cleanup_free_ char *f = NULL;
+
+		(void)shstk_cescape(st.foreign_file, &f);
 		warn("fleet ingest: %" PRIu64 " file%s in %s of no sender, not read (e.g. %s)", st.foreign_files,
-			      st.foreign_files == 1 ? "" : "s", journal, st.foreign_file);
+		     st.foreign_files == 1 ? "" : "s", journal, f ? f : "?");
+	}
+	if (st.retries)
+		warn("fleet ingest: %" PRIu64 " sender%s read again: the files changed while read (journal-remote "
+		     "archived one)", st.retries, st.retries == 1 ? "" : "s");
+	if (st.rules_changed && !ctl->quiet)
+		printf("the rules changed since the last ingest (min_machines, unconfirmed-violations or "
+		       "trusted_senders): every build re-decided\n");
 	if (st.bad_machine_ids || st.capped_machines)
 		warn("fleet ingest: %" PRIu64 " malformed _MACHINE_ID values and %" PRIu64
 			      " machines over the limit of %u per sender not read", st.bad_machine_ids,

@@ -264,6 +264,7 @@ static int store(struct shstk_db *db, int64_t machine, struct entry *e, struct f
 								    .decision = e->decision,
 								    .old_state = e->old_state,
 								    .old_decision = e->old_decision,
+								    .arrival = st->arrival_base + (int64_t)st->entries,
 							    });
 		if (r >= 0)
 			st->now.decisions += (uint64_t)r;
@@ -356,18 +357,21 @@ struct sender {
 	size_t n_files;
 	sd_journal *j;
 	uint64_t usage; /* the files' size when opened: smaller means sd-journal dropped one */
+	bool retried;   /* read a second time after the files changed under the first */
 };
 
-/* sd-journal dropped a file of @s: find which (it is the one that cannot
- * be read through on its own) and say so. */
+/*
+ * The files of @s shrank while read: sd-journal dropped one it found
+ * corrupt, or journal-remote archived one under us (it punches holes in
+ * what it archives, which shrinks the usage too).  -EBADMSG naming the
+ * file that fails when read through on its own; -EAGAIN when none does
+ * (read the sender again); after a retry, -EBADMSG naming them all:
+ * sd-journal may trip over a file only through the match's entry arrays.
+ */
 static int dropped(struct sender *s, struct fleet_ingest_stats *st)
 {
-	if (s->n_files == 1) {
-		snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[0]);
-		return -EBADMSG;
-	}
-	/* A file that fails on its own; sd-journal may also only trip over it
-	 * through the match's entry arrays, then all are named. */
+	size_t n;
+
 	for (size_t i = 0; i < s->n_files; i++) {
 		const char *one[2] = { s->files[i], NULL };
 		sd_journal *j = NULL;
@@ -387,12 +391,11 @@ bad:
 		snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->files[i]);
 		return -EBADMSG;
 	}
-	{
-		size_t n = (size_t)snprintf(st->bad_file, sizeof(st->bad_file), "one of");
-
-		for (size_t i = 0; i < s->n_files && n < sizeof(st->bad_file); i++)
-			n += (size_t)snprintf(st->bad_file + n, sizeof(st->bad_file) - n, " %s", s->files[i]);
-	}
+	if (!s->retried)
+		return -EAGAIN;
+	n = (size_t)snprintf(st->bad_file, sizeof(st->bad_file), "%s", s->n_files > 1 ? "one of" : "");
+	for (size_t i = 0; i < s->n_files && n < sizeof(st->bad_file); i++)
+		n += (size_t)snprintf(st->bad_file + n, sizeof(st->bad_file) - n, "%s%s", n ? " " : "", s->files[i]);
 	return -EBADMSG;
 }
 
@@ -407,6 +410,15 @@ static int check_intact(struct sender *s, struct fleet_ingest_stats *st)
 	return u < s->usage ? dropped(s, st) : 0;
 }
 
+/* Where the order of reading stands, with the rows it numbered. */
+static int arrival_done(struct shstk_db *db, const struct fleet_ingest_stats *st)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%" PRId64, st->arrival_base + (int64_t)st->entries);
+	return shstk_db_meta_set(db, "fleet.arrival", v);
+}
+
 /* Cursor and count of machine @machine up to the current entry, and commit. */
 static int commit_machine(struct sender *s, struct shstk_db *db, int64_t machine, const char *host, uint64_t added,
 			  struct fleet_ingest_stats *st)
@@ -415,7 +427,7 @@ static int commit_machine(struct sender *s, struct shstk_db *db, int64_t machine
 	int r;
 
 	r = check_intact(s, st);
-	if (r < 0 || (r = sd_journal_get_cursor(s->j, &c)) < 0 ||
+	if (r < 0 || (r = arrival_done(db, st)) < 0 || (r = sd_journal_get_cursor(s->j, &c)) < 0 ||
 	    (r = shstk_db_fleet_machine_done(db, machine, host, c, added, shstk_clock_us(CLOCK_REALTIME))) < 0 ||
 	    (r = shstk_db_commit(db)) < 0 || (r = shstk_db_begin(db)) < 0)
 		return r;
@@ -448,7 +460,7 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 {
 	_cleanup_free_ char *cursor = NULL, *host = NULL;
 	sd_journal *j = s->j;
-	bool current = false;
+	bool current = false, host_seen = false;
 	int64_t machine;
 	uint64_t added = 0;
 	int r;
@@ -487,8 +499,12 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 		if (r < 0)
 			return r;
 		added++;
-		if (e.hostname && !host)
-			host = strdup(name_or_null(e.hostname, ".-_") ?: "-");
+		if (e.hostname && !host_seen) {
+			const char *h = name_or_null(e.hostname, ".-_");
+
+			host_seen = true;
+			host = h ? strdup(h) : NULL;
+		}
 		if (++*pending >= (o->batch ? o->batch : INGEST_BATCH)) {
 			r = commit_machine(s, db, machine, host, added, st);
 			if (r < 0)
@@ -516,8 +532,7 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 		r = sd_journal_get_cursor(j, &c);
 		if (r < 0)
 			return r;
-		return shstk_db_fleet_machine_done(db, machine, host && strcmp(host, "-") ? host : NULL, c, added,
-						   shstk_clock_us(CLOCK_REALTIME));
+		return shstk_db_fleet_machine_done(db, machine, host, c, added, shstk_clock_us(CLOCK_REALTIME));
 	}
 }
 
@@ -662,7 +677,10 @@ static int ingest_sender(struct sender *s, struct shstk_db *db, const struct fle
 			sd_journal_close(j);
 		}
 		st->bad_errno = -r;
-		return r == -ENOMEM ? r : -EBADMSG;
+		/* Not a corrupt file: ours to say plainly (run as root?). */
+		if (r == -ENOMEM || r == -EACCES || r == -EPERM)
+			return r;
+		return -EBADMSG;
 	}
 	r = sd_journal_get_usage(s->j, &s->usage);
 	if (r >= 0)
@@ -673,6 +691,44 @@ static int ingest_sender(struct sender *s, struct shstk_db *db, const struct fle
 	}
 	free(l.id);
 	return r;
+}
+
+static bool sender_trusted(const char *sender, void *ud)
+{
+	return shstk_policy_fleet_sender_trusted(ud, sender);
+}
+
+/*
+ * Before reading: where the order of reading stands, and whether the rules
+ * the stored verdicts were decided with changed (the threshold, the
+ * unconfirmed rule, the trusted senders): then every build is re-decided,
+ * not only those with new evidence.
+ */
+static int ingest_start(struct shstk_db *db, const struct fleet_ingest_opts *o, struct fleet_ingest_stats *st)
+{
+	_cleanup_free_ char *old = NULL, *arrival = NULL, *rules = NULL;
+	char mm[16];
+	int r;
+
+	r = shstk_db_meta_get(db, "fleet.arrival", &arrival);
+	if (r < 0)
+		return r;
+	st->arrival_base = arrival ? strtoll(arrival, NULL, 10) : 0;
+	if (asprintf(&rules, "min_machines=%u unconfirmed=%d trusted_senders=%s", o->min_machines,
+		     o->unconfirmed_quarantines, o->policy->fleet_trusted_senders ?: "") < 0)
+		return -ENOMEM;
+	r = shstk_db_meta_get(db, "fleet.rules", &old);
+	if (r < 0)
+		return r;
+	if (!old || strcmp(old, rules) != 0) {
+		st->rules_changed = old != NULL;
+		r = shstk_db_fleet_all_dirty(db);
+		if (r < 0 || (r = shstk_db_meta_set(db, "fleet.rules", rules)) < 0)
+			return r;
+	}
+	/* What the verdicts were decided with, for the export (db/bundle.h). */
+	snprintf(mm, sizeof(mm), "%u", o->min_machines);
+	return shstk_db_meta_set(db, "fleet.min_machines", mm);
 }
 
 int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest_opts *o, struct fleet_ingest_stats *st)
@@ -693,6 +749,11 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 		return -ENOMSG;
 	}
 	r = shstk_db_begin(db);
+	if (r >= 0)
+		r = ingest_start(db, o, st);
+	/* Committed alone: a sender rolled back later must not take it along. */
+	if (r >= 0 && (r = shstk_db_commit(db)) >= 0)
+		r = shstk_db_begin(db);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
 		if (!shstk_policy_fleet_sender_trusted(o->policy, l.v[i].name)) {
 			if (!st->untrusted++)
@@ -701,13 +762,26 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 		}
 		/* A sender starts on a commit: one whose files turn out corrupt
 		 * takes back only its own uncommitted rows. */
-		if (pending && (r = shstk_db_commit(db)) >= 0 && (r = shstk_db_begin(db)) >= 0)
+		if (pending && (r = arrival_done(db, st)) >= 0 && (r = shstk_db_commit(db)) >= 0 &&
+		    (r = shstk_db_begin(db)) >= 0)
 			pending = 0;
 		st->committed = st->now;
 		if (r < 0)
 			break;
 		st->senders++;
 		r = ingest_sender(&l.v[i], db, o, st, &pending);
+		if (r == -EAGAIN) {
+			/* Archived under us, not corrupt: once more from the committed cursors. */
+			st->now = st->committed;
+			pending = 0;
+			st->retries++;
+			if ((r = shstk_db_rollback(db)) >= 0 && (r = shstk_db_begin(db)) >= 0) {
+				sd_journal_close(l.v[i].j);
+				l.v[i].j = NULL;
+				l.v[i].retried = true;
+				r = ingest_sender(&l.v[i], db, o, st, &pending);
+			}
+		}
 		sender_done(&l.v[i]);
 		if (r == -EBADMSG) {
 			/* Named in st->bad_file; the others are still read. */
@@ -720,14 +794,12 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 		}
 	}
 	/* The fleet's decisions, from everything stored so far (builds marked
-	 * by an ingest killed before it got here included). */
-	if (r >= 0) {
-		char mm[16];
-
-		/* What the verdicts were decided with, for the export (db/bundle.h). */
-		snprintf(mm, sizeof(mm), "%u", o->min_machines);
-		r = shstk_db_meta_set(db, "fleet.min_machines", mm);
-	}
+	 * by an ingest killed before it got here included), counting the
+	 * machines of the senders trusted now. */
+	if (r >= 0)
+		r = shstk_db_fleet_trust(db, sender_trusted, (void *)o->policy);
+	if (r >= 0)
+		r = arrival_done(db, st);
 	if (r >= 0)
 		r = shstk_db_fleet_redecide(db, o->min_machines, o->unconfirmed_quarantines, shstk_clock_us(CLOCK_REALTIME),
 					    &st->builds, &st->changed);

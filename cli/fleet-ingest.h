@@ -40,8 +40,11 @@ struct fleet_ingest_stats {
 	uint64_t bad_machine_ids;    /* _MACHINE_ID values that are not 32 hex digits */
 	uint64_t capped_machines;    /* machine ids beyond FLEET_MAX_MACHINES_PER_SENDER */
 	uint64_t cursors_gone;       /* stored cursors whose entry was gone (vacuumed) */
+	uint64_t retries;            /* senders read again: their files changed while read (rotation) */
 	uint64_t max_machines_per_sender;
 	int bad_errno;               /* why the bad file could not be opened, 0: dropped while read */
+	int64_t arrival_base;        /* the order of reading before this ingest (meta fleet.arrival) */
+	bool rules_changed;          /* min_machines, unconfirmed or trusted_senders changed: all re-decided */
 	char untrusted_first[SHSTK_FLEET_SENDER_MAX + 1], foreign_file[256], bad_file[4096];
 	uint64_t builds, changed;     /* re-decided, changed state */
 	int64_t t0_us, last_progress_us;

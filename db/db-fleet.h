@@ -48,17 +48,28 @@ int shstk_db_fleet_violation_add(struct shstk_db *db, const struct shstk_db_flee
 
 struct shstk_db_fleet_decision {
 	int64_t machine, build, time_us;
+	int64_t arrival; /* the order ingest read it in: which decision is a machine's latest */
 	const char *state, *decision, *old_state, *old_decision;
 };
 int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet_decision *d);
 
 /*
- * Re-decides every build marked dirty, counting senders (a sender counts
- * once, whatever machine ids it claims): quarantined when a confirmed
+ * Marks each machine trusted or not by its sender, as @trusted says (the
+ * policy's trusted_senders): only trusted machines count and are listed.
+ * Follow with shstk_db_fleet_all_dirty() when the answer may have changed.
+ */
+int shstk_db_fleet_trust(struct shstk_db *db, bool (*trusted)(const char *sender, void *ud), void *ud);
+/* Every build to be re-decided (the rules or the trusted senders changed). */
+int shstk_db_fleet_all_dirty(struct shstk_db *db);
+
+/*
+ * Re-decides every build marked dirty, counting trusted machines once both
+ * ways (a sender once whatever machine ids it claims, a machine id once
+ * whatever senders it came through): quarantined when a confirmed
  * violation came from any (or an unconfirmed one, with
- * @unconfirmed_quarantines), verified when at least @min_machines senders
- * have a machine that ran it clean and decided verified itself, auditing
- * when any ran it clean, candidate with none.
+ * @unconfirmed_quarantines), verified when at least @min_machines of them
+ * ran it clean and decided verified themselves (their latest decision, in
+ * the order read), auditing when any ran it clean, candidate with none.
  * since_us moves when the state does.  *ret_builds, *ret_changed: re-decided, changed state.
  */
 int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines, int64_t now_us,

@@ -31,30 +31,38 @@ static const char SQL_VIOLATION_MERGE[] =
 	"ret_object = coalesce(ret_object, ?8), ret_offset = coalesce(ret_offset, ?9) "
 	"WHERE machine = ?1 AND violation = ?2 AND time_us = ?3";
 static const char SQL_DECISION_ADD[] =
-	"INSERT INTO fleet_decisions(machine, build, time_us, state, decision, old_state, old_decision) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING";
+	"INSERT INTO fleet_decisions(machine, build, time_us, state, decision, old_state, old_decision, arrival) "
+	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
 
 /*
- * The fleet's decision per dirty build (db-fleet.h).  Counted are senders,
- * not machine ids: one sender may claim any number of those.  A sender
- * counts clean when one of its machines ran the build clean AND that
- * machine's own latest decision about it says verified, so every local
- * rule (clean runs, boots, users, rate limits) was met there, not just
- * one clean run.  The counts come from the indexes on (build, clean,
- * machine), (build, grade, machine) and fleet_decisions' key.
+ * The fleet's decision per dirty build (db-fleet.h).  Counted are machines
+ * of trusted senders (fleet_machines.trusted, as of the last ingest's
+ * policy), each at most once both ways: a sender counts once whatever
+ * machine ids it claims, and a machine id once whatever senders it came
+ * through (a machine whose address changed, or with IPv4 and IPv6): the
+ * smaller of the two counts.  A machine counts clean when it ran the build
+ * clean AND its own latest decision about it (in the order read: its clock
+ * may be wrong) says verified, so every local rule (clean runs, boots,
+ * users, rate limits) was met there, not just one clean run.  The counts
+ * come from the indexes on (build, clean, machine), (build, grade,
+ * machine) and fleet_decisions' key.
  */
+#define TRUSTED_MACHINE "JOIN fleet_machines m ON m.id = x.machine AND m.trusted "
+#define ONCE_BOTH_WAYS "min(count(DISTINCT m.sender), count(DISTINCT m.machine_id))"
+#define LATEST_DECISION(machine, build) \
+	"(SELECT d.state FROM fleet_decisions d WHERE d.machine = " machine " AND d.build = " build \
+	" ORDER BY d.arrival DESC LIMIT 1)"
 static const char SQL_REDECIDE_COUNT[] =
 	"UPDATE fleet_builds SET "
-	"machines_clean = (SELECT count(DISTINCT m.sender) FROM (SELECT DISTINCT machine FROM fleet_runs r "
-	"WHERE r.build = fleet_builds.id AND r.clean) x JOIN fleet_machines m ON m.id = x.machine "
-	"WHERE (SELECT d.state FROM fleet_decisions d WHERE d.machine = x.machine AND d.build = fleet_builds.id "
-	"ORDER BY d.time_us DESC LIMIT 1) = 'verified'), "
-	"machines_ran = (SELECT count(DISTINCT m.sender) FROM (SELECT DISTINCT machine FROM fleet_runs r "
-	"WHERE r.build = fleet_builds.id AND r.clean) x JOIN fleet_machines m ON m.id = x.machine), "
-	"machines_violated = (SELECT count(DISTINCT m.sender) FROM fleet_violations v JOIN fleet_machines m "
-	"ON m.id = v.machine WHERE v.build = fleet_builds.id AND v.grade = 'confirmed'), "
-	"machines_unconfirmed = (SELECT count(DISTINCT m.sender) FROM fleet_violations v JOIN fleet_machines m "
-	"ON m.id = v.machine WHERE v.build = fleet_builds.id AND v.grade = 'unconfirmed') WHERE dirty";
+	"machines_clean = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_runs r "
+	"WHERE r.build = fleet_builds.id AND r.clean) x " TRUSTED_MACHINE "WHERE "
+	LATEST_DECISION("x.machine", "fleet_builds.id") " = 'verified'), "
+	"machines_ran = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_runs r "
+	"WHERE r.build = fleet_builds.id AND r.clean) x " TRUSTED_MACHINE "), "
+	"machines_violated = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_violations v "
+	"WHERE v.build = fleet_builds.id AND v.grade = 'confirmed') x " TRUSTED_MACHINE "), "
+	"machines_unconfirmed = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_violations v "
+	"WHERE v.build = fleet_builds.id AND v.grade = 'unconfirmed') x " TRUSTED_MACHINE ") WHERE dirty";
 static const char SQL_REDECIDE_STATE[] =
 	"WITH n AS (SELECT id, CASE WHEN machines_violated > 0 OR (?2 AND machines_unconfirmed > 0) THEN 'quarantined' "
 	"WHEN machines_clean >= ?1 THEN 'verified' WHEN machines_ran > 0 THEN 'auditing' ELSE 'candidate' END AS s "
@@ -72,11 +80,10 @@ static const char SQL_BUILDS[] =
 	"(SELECT package_version FROM fleet_violations x WHERE x.build = b.id AND grade = 'confirmed' "
 	"ORDER BY time_us LIMIT 1), "
 	"(SELECT group_concat(h, ',') FROM (SELECT DISTINCT coalesce(m.hostname, m.machine_id) || ' [' || m.sender || ']' "
-	"AS h FROM fleet_runs r JOIN fleet_machines m ON m.id = r.machine WHERE r.build = b.id AND r.clean AND "
-	"(SELECT d.state FROM fleet_decisions d WHERE d.machine = m.id AND d.build = b.id ORDER BY d.time_us DESC "
-	"LIMIT 1) = 'verified' ORDER BY 1)), "
+	"AS h FROM fleet_runs r JOIN fleet_machines m ON m.id = r.machine AND m.trusted WHERE r.build = b.id AND r.clean "
+	"AND " LATEST_DECISION("m.id", "b.id") " = 'verified' ORDER BY 1)), "
 	"(SELECT group_concat(h, ',') FROM (SELECT DISTINCT coalesce(m.hostname, m.machine_id) || ' [' || m.sender || ']' "
-	"AS h FROM fleet_violations x JOIN fleet_machines m ON m.id = x.machine WHERE x.build = b.id AND "
+	"AS h FROM fleet_violations x JOIN fleet_machines m ON m.id = x.machine AND m.trusted WHERE x.build = b.id AND "
 	"x.grade = 'confirmed' ORDER BY 1)), b.machines_ran "
 	"FROM fleet_builds b WHERE ?1 IS NULL OR b.identity = ?1 ORDER BY b.identity";
 static const char SQL_COUNTS[] = "SELECT count(*), coalesce(sum(entries), 0) FROM fleet_machines";
@@ -200,10 +207,45 @@ int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet
 	if (r < 0 || (r = db_bind_int64(db, st, 1, d->machine)) < 0 || (r = db_bind_int64(db, st, 2, d->build)) < 0 ||
 	    (r = db_bind_int64(db, st, 3, d->time_us)) < 0 || (r = db_bind_text(db, st, 4, d->state)) < 0 ||
 	    (r = db_bind_text(db, st, 5, d->decision)) < 0 || (r = db_bind_text(db, st, 6, d->old_state)) < 0 ||
-	    (r = db_bind_text(db, st, 7, d->old_decision)) < 0)
+	    (r = db_bind_text(db, st, 7, d->old_decision)) < 0 || (r = db_bind_int64(db, st, 8, d->arrival)) < 0)
 		return r;
 	r = db_step_done(db, st);
 	return r < 0 ? r : sqlite3_changes(db->conn) > 0;
+}
+
+static const char SQL_UNTRUST_ALL[] = "UPDATE fleet_machines SET trusted = 0 WHERE trusted";
+static const char SQL_TRUST[] = "UPDATE fleet_machines SET trusted = 1 WHERE sender = ?1 AND NOT trusted";
+static const char SQL_SENDERS[] = "SELECT DISTINCT sender FROM fleet_machines";
+static const char SQL_ALL_DIRTY[] = "UPDATE fleet_builds SET dirty = 1 WHERE NOT dirty";
+
+int shstk_db_fleet_trust(struct shstk_db *db, bool (*trusted)(const char *sender, void *ud), void *ud)
+{
+	_cleanup_reset_ sqlite3_stmt *un = NULL, *q = NULL, *t = NULL;
+	int r, rc;
+
+	r = db_prepare(db, SQL_UNTRUST_ALL, &un);
+	if (r < 0 || (r = db_step_done(db, un)) < 0 || (r = db_prepare(db, SQL_SENDERS, &q)) < 0 ||
+	    (r = db_prepare(db, SQL_TRUST, &t)) < 0)
+		return r;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *sender = db_col_text(q, 0);
+
+		if (!sender || !trusted(sender, ud))
+			continue;
+		sqlite3_reset(t);
+		if ((r = db_bind_text(db, t, 1, sender)) < 0 || (r = db_step_done(db, t)) < 0)
+			return r;
+	}
+	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+}
+
+int shstk_db_fleet_all_dirty(struct shstk_db *db)
+{
+	_cleanup_reset_ sqlite3_stmt *st = NULL;
+	int r;
+
+	r = db_prepare(db, SQL_ALL_DIRTY, &st);
+	return r < 0 ? r : db_step_done(db, st);
 }
 
 int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines, int64_t now_us,

@@ -376,6 +376,7 @@ static const char migration_8[] =
 	"  entries INTEGER NOT NULL DEFAULT 0,\n"
 	"  first_us INTEGER NOT NULL,\n"
 	"  last_us INTEGER NOT NULL,\n"
+	"  trusted INTEGER NOT NULL DEFAULT 1,\n" /* its sender is in trusted_senders as of the last ingest */
 	"  UNIQUE (sender, machine_id)\n"
 	");\n"
 	"CREATE TABLE fleet_builds (\n"
@@ -432,6 +433,7 @@ static const char migration_8[] =
 	"  decision TEXT NOT NULL,\n"
 	"  old_state TEXT,\n"
 	"  old_decision TEXT,\n"
+	"  arrival INTEGER NOT NULL DEFAULT 0,\n" /* order read (the machine's clock may be wrong) */
 	"  PRIMARY KEY (machine, build, time_us, state)\n"
 	") WITHOUT ROWID;\n"
 	"CREATE TABLE fleet_verdicts (\n"

@@ -15,6 +15,7 @@
  * reader only classifies lines by their first character; inih does the
  * parsing.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <fnmatch.h>
 #include <ini.h>
@@ -617,9 +618,13 @@ static int parse_abs_path(struct parse_ctx *c, unsigned col, const char *key, co
 /*
  * [fleet] trusted_senders: the senders a collector takes evidence from,
  * named as systemd-journal-remote names their files (remote-NAME.journal:
- * the peer address, or a client certificate's name), separated by blanks
- * or commas; "*" for every sender.  Stored blank-separated.
+ * the peer address, or a client certificate's name), or address ranges
+ * ADDRESS/PREFIX (a farm's subnet: a line holds few single addresses),
+ * separated by blanks or commas; "*" for every sender.  Stored
+ * blank-separated.
  */
+static bool sender_range(const char *t, size_t l, int *ret_family, unsigned char ret_a[16], unsigned *ret_prefix);
+
 static int parse_senders(struct parse_ctx *c, unsigned col, const char *key, const char *v, char **slot)
 {
 	_cleanup_free_ char *out = malloc(strlen(v) + 1);
@@ -629,14 +634,25 @@ static int parse_senders(struct parse_ctx *c, unsigned col, const char *key, con
 		return -ENOMEM;
 	for (const char *t = v; *t;) {
 		size_t l = strcspn(t, " \t,");
+		const char *slash = memchr(t, '/', l);
 
+		if (l == 1 && t[0] == '*')
+			goto ok;
 		for (size_t i = 0; i < l; i++)
-			if (!shstk_fleet_sender_char(t[i]) && !(l == 1 && t[0] == '*')) {
+			if (!shstk_fleet_sender_char(t[i]) && !(slash && t + i == slash)) {
 				perr(c, c->lineno, col + (unsigned)(t - v + (ptrdiff_t)i),
-				     "invalid sender '%.*s' for %s: letters, digits, '.', ':', '-', '_' only, or '*'",
+				     "invalid sender '%.*s' for %s: letters, digits, '.', ':', '-', '_', '%%' only, "
+				     "an address range ADDRESS/PREFIX, or '*'",
 				     (int)l, t, key);
 				return -EINVAL;
 			}
+		if (slash && !sender_range(t, l, NULL, NULL, NULL)) {
+			perr(c, c->lineno, col + (unsigned)(t - v),
+			     "invalid address range '%.*s' for %s: an IPv4 or IPv6 address, '/', a prefix length", (int)l,
+			     t, key);
+			return -EINVAL;
+		}
+ok:
 		if (l) {
 			if (n)
 				out[n++] = ' ';
@@ -657,18 +673,90 @@ static int parse_senders(struct parse_ctx *c, unsigned col, const char *key, con
 
 bool shstk_fleet_sender_char(char ch)
 {
-	return isalnum((unsigned char)ch) || strchr(".:-_", ch);
+	return isalnum((unsigned char)ch) || strchr(".:-_%", ch);
+}
+
+/* @s (@n bytes) as an IP address, a "%scope" dropped: its family, 0 if it is none. */
+static int sender_addr(const char *s, size_t n, unsigned char a[16])
+{
+	char buf[INET6_ADDRSTRLEN + 1];
+	const char *pct = memchr(s, '%', n);
+
+	if (pct)
+		n = (size_t)(pct - s);
+	if (n == 0 || n >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, a) == 1)
+		return AF_INET;
+	if (inet_pton(AF_INET6, buf, a) == 1)
+		return AF_INET6;
+	return 0;
+}
+
+/* "ADDRESS/PREFIX": true and its parts if it is a valid range. */
+static bool sender_range(const char *t, size_t l, int *ret_family, unsigned char ret_a[16], unsigned *ret_prefix)
+{
+	const char *slash = memchr(t, '/', l);
+	unsigned char a[16];
+	unsigned prefix = 0;
+	size_t digits;
+	int family;
+
+	if (!slash)
+		return false;
+	family = sender_addr(t, (size_t)(slash - t), a);
+	digits = l - (size_t)(slash - t) - 1;
+	if (!family || digits == 0 || digits > 3)
+		return false;
+	for (size_t i = 0; i < digits; i++) {
+		if (slash[1 + i] < '0' || slash[1 + i] > '9')
+			return false;
+		prefix = prefix * 10 + (unsigned)(slash[1 + i] - '0');
+	}
+	if (prefix > (family == AF_INET ? 32u : 128u))
+		return false;
+	if (ret_family)
+		*ret_family = family;
+	if (ret_a)
+		memcpy(ret_a, a, 16);
+	if (ret_prefix)
+		*ret_prefix = prefix;
+	return true;
+}
+
+static bool prefix_equal(const unsigned char *a, const unsigned char *b, unsigned bits)
+{
+	unsigned bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, bytes) != 0)
+		return false;
+	return rest == 0 || ((a[bytes] ^ b[bytes]) & (0xff << (8 - rest))) == 0;
 }
 
 bool shstk_policy_fleet_sender_trusted(const struct shstk_policy *p, const char *sender)
 {
+	unsigned char sa[16], ta[16];
 	size_t l = strlen(sender);
+	int sf = sender_addr(sender, l, sa), tf;
+	unsigned prefix;
 
 	for (const char *t = p->fleet_trusted_senders; t && *t;) {
 		size_t n = strcspn(t, " ");
 
-		if ((n == 1 && t[0] == '*') || (n == l && memcmp(t, sender, l) == 0))
+		if (n == 1 && t[0] == '*')
 			return true;
+		if (sender_range(t, n, &tf, ta, &prefix)) {
+			if (sf == tf && prefix_equal(sa, ta, prefix))
+				return true;
+		} else if (sf && (tf = sender_addr(t, n, ta)) == sf) {
+			/* Addresses compare as addresses: 2001:DB8::1 is 2001:db8::1. */
+			if (memcmp(sa, ta, sf == AF_INET ? 4 : 16) == 0)
+				return true;
+		} else if (n == l && memcmp(t, sender, l) == 0) {
+			return true;
+		}
 		t += n;
 		t += strspn(t, " ");
 	}

@@ -67,12 +67,14 @@ static int clean_run(struct shstk_db *db, int64_t m, int64_t b, int64_t run)
 									 .mode = "audit", .clean = true });
 }
 
-/* The machine's own decision about the build, at @t. */
+/* The machine's own decision about the build, at @t (its clock), read in that order. */
+static int64_t arrivals;
 static int decided(struct shstk_db *db, int64_t m, int64_t b, int64_t t, const char *st)
 {
 	return shstk_db_fleet_decision_add(db, &(struct shstk_db_fleet_decision){
 						       .machine = m, .build = b, .time_us = t, .state = st,
-						       .decision = strcmp(st, "verified") == 0 ? "enforce" : "audit" });
+						       .decision = strcmp(st, "verified") == 0 ? "enforce" : "audit",
+						       .arrival = ++arrivals });
 }
 
 /* A clean run on a machine that then verified the build itself. */
@@ -276,6 +278,68 @@ static void test_db_fleet_clean_needs_local_verification(void **state_)
 	shstk_db_close(db);
 }
 
+/* A machine id that came through several senders (a new address, IPv4 and IPv6) counts once. */
+static void test_db_fleet_machine_counts_once(void **state_)
+{
+	struct shstk_db *db = fresh_db();
+	const char *senders[] = { "192.0.2.11", "192.0.2.77", "2001:db8::11" };
+	int64_t b, m;
+
+	(void)state_;
+	b = build(db, "build-id:ee");
+	for (int i = 0; i < 3; i++) {
+		m = machine(db, senders[i], "0000000000000000000000000000000e");
+		verified_run(db, m, b, 1);
+	}
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 10, NULL, NULL), 0);
+	assert_string_equal(state(db, "build-id:ee").got, "auditing/1/0");
+	shstk_db_close(db);
+}
+
+static bool trust_only_s1(const char *sender, void *ud)
+{
+	(void)ud;
+	return strcmp(sender, "s1") == 0;
+}
+
+/* A sender no longer trusted: its machines stop counting, once all is re-decided. */
+static void test_db_fleet_untrusted_stop_counting(void **state_)
+{
+	struct shstk_db *db = fresh_db();
+	int64_t b, m1, m2;
+
+	(void)state_;
+	b = build(db, "build-id:ff");
+	m1 = machine(db, "s1", "00000000000000000000000000000001");
+	m2 = machine(db, "s2", "00000000000000000000000000000002");
+	verified_run(db, m1, b, 1);
+	assert_int_equal(violation(db, m2, b, "confirmed", 1), 1);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 10, NULL, NULL), 0);
+	assert_string_equal(state(db, "build-id:ff").got, "quarantined/1/1");
+	assert_int_equal(shstk_db_fleet_trust(db, trust_only_s1, NULL), 0);
+	assert_int_equal(shstk_db_fleet_all_dirty(db), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 20, NULL, NULL), 0);
+	assert_string_equal(state(db, "build-id:ff").got, "verified/1/0");
+	shstk_db_close(db);
+}
+
+/* The latest decision is the last one read, whatever the machine's clock said. */
+static void test_db_fleet_latest_by_arrival(void **state_)
+{
+	struct shstk_db *db = fresh_db();
+	int64_t b, m;
+
+	(void)state_;
+	b = build(db, "build-id:ab");
+	m = machine(db, "s1", "00000000000000000000000000000001");
+	assert_int_equal(clean_run(db, m, b, 1), 1);
+	assert_int_equal(decided(db, m, b, 999999999, "verified"), 1); /* a clock a year ahead */
+	assert_int_equal(decided(db, m, b, 10, "auditing"), 1);        /* read later: the latest */
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 10, NULL, NULL), 0);
+	assert_string_equal(state(db, "build-id:ab").got, "auditing/0/0");
+	shstk_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +348,9 @@ int main(void)
 		cmocka_unit_test(test_db_fleet_redecide_rules),
 		cmocka_unit_test(test_db_fleet_sender_counts_once),
 		cmocka_unit_test(test_db_fleet_clean_needs_local_verification),
+		cmocka_unit_test(test_db_fleet_machine_counts_once),
+		cmocka_unit_test(test_db_fleet_untrusted_stop_counting),
+		cmocka_unit_test(test_db_fleet_latest_by_arrival),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

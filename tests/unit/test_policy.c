@@ -160,6 +160,34 @@ static void test_policy_empty_is_default(void **state)
 	assert_int_equal(shstk_policy_allowlist_flags(p), 0);
 }
 
+/* A collector's trusted senders: names, addresses compared as addresses, ranges, '*'. */
+static void test_policy_fleet_trusted_senders(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = parse_ok(
+		"[fleet]\ntrusted_senders = farm-a.example, 192.0.2.0/28 2001:DB8::11 10.1.0.0/16 fe80::/10\n");
+	_cleanup_policy_ struct shstk_policy *any = parse_ok("[fleet]\ntrusted_senders = *\n");
+	_cleanup_policy_ struct shstk_policy *none = parse_ok("");
+
+	(void)state;
+	assert_true(shstk_policy_fleet_sender_trusted(p, "farm-a.example"));
+	assert_false(shstk_policy_fleet_sender_trusted(p, "farm-a.example.evil"));
+	assert_true(shstk_policy_fleet_sender_trusted(p, "192.0.2.0"));
+	assert_true(shstk_policy_fleet_sender_trusted(p, "192.0.2.15"));
+	assert_false(shstk_policy_fleet_sender_trusted(p, "192.0.2.16"));
+	assert_true(shstk_policy_fleet_sender_trusted(p, "2001:db8::11"));
+	assert_true(shstk_policy_fleet_sender_trusted(p, "2001:0db8:0:0::11"));
+	assert_false(shstk_policy_fleet_sender_trusted(p, "2001:db8::12"));
+	assert_true(shstk_policy_fleet_sender_trusted(p, "10.1.255.3"));
+	assert_false(shstk_policy_fleet_sender_trusted(p, "10.2.0.1"));
+	assert_true(shstk_policy_fleet_sender_trusted(p, "fe80::1%eth0"));
+	assert_false(shstk_policy_fleet_sender_trusted(p, "::ffff:192.0.2.1")); /* another family */
+	assert_true(shstk_policy_fleet_sender_trusted(any, "anything"));
+	assert_false(shstk_policy_fleet_sender_trusted(none, "192.0.2.1"));
+	expect_error("[fleet]\ntrusted_senders = 192.0.2.0/33\n", 2, 19, "invalid address range '192.0.2.0/33'");
+	expect_error("[fleet]\ntrusted_senders = host/24\n", 2, 19, "invalid address range 'host/24'");
+	expect_error("[fleet]\ntrusted_senders = a;b\n", 2, 20, "invalid sender 'a;b'");
+}
+
 static void test_policy_print_round_trips(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = parse_ok(
@@ -543,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_policy_parse_full),
 		cmocka_unit_test(test_policy_empty_is_default),
 		cmocka_unit_test(test_policy_print_round_trips),
+		cmocka_unit_test(test_policy_fleet_trusted_senders),
 		cmocka_unit_test(test_policy_error_unknown_section),
 		cmocka_unit_test(test_policy_error_unknown_key),
 		cmocka_unit_test(test_policy_error_bad_value_column),
