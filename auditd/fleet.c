@@ -128,13 +128,62 @@ static int send_datagram(struct shstkd *d, const char *buf, size_t len)
 	return (size_t)n == len ? 0 : -EMSGSIZE;
 }
 
+/* This machine's id, 32 hex digits, as journald writes _MACHINE_ID. */
+static int machine_id(char ret[33])
+{
+	_cleanup_fclose_ FILE *f = fopen("/etc/machine-id", "re");
+	char buf[64];
+	size_t n;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		return -EIO;
+	n = strcspn(buf, "\n");
+	if (n != 32)
+		return -EINVAL;
+	for (size_t i = 0; i < 32; i++)
+		if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+			return -EINVAL;
+	memcpy(ret, buf, 32);
+	ret[32] = '\0';
+	return 0;
+}
+
+/*
+ * The key that authenticates the entries (engine/fleet.h), read at the
+ * first entry.  Without it the entries go unsigned, which a collector with
+ * machine_keys ignores: said once, with what to do.
+ */
+static bool have_key(struct shstkd *d)
+{
+	int r;
+
+	if (d->fleet_key_state)
+		return d->fleet_key_state > 0;
+	r = shstk_fleet_key_load(d->policy->fleet_key, d->fleet_key);
+	if (r >= 0)
+		r = machine_id(d->fleet_machine_id);
+	d->fleet_key_state = r < 0 ? r : 1;
+	if (r < 0)
+		shstkd_log(d, LOG_WARNING,
+			   "fleet entries go unsigned: %s: %s (%s); a collector with machine_keys ignores them "
+			   "(create the key with 'shstkctl fleet key --new' and give the collector the line it prints)",
+			   d->policy->fleet_key, strerror(-r),
+			   r == -EPERM ? "not a regular file of root's alone, mode 0600" : "or /etc/machine-id");
+	return r >= 0;
+}
+
 static void send_entry(struct shstkd *d, struct shstk_fleet_entry *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	int r;
+	int r = 0;
 
-	r = entry_datagram(e, &buf, &len);
+	if (have_key(d))
+		r = shstk_fleet_entry_sign(e, d->fleet_key, d->fleet_machine_id);
+	if (r >= 0)
+		r = entry_datagram(e, &buf, &len);
 	if (r >= 0)
 		r = send_datagram(d, buf, len);
 	if (r < 0) {
@@ -157,6 +206,7 @@ void shstkd_fleet_done(struct shstkd *d)
 	if (d->fleet_fd >= 0)
 		close(d->fleet_fd);
 	d->fleet_fd = -1;
+	explicit_bzero(d->fleet_key, sizeof(d->fleet_key));
 	shstk_fleet_homes_done(&d->fleet_homes);
 }
 

@@ -144,6 +144,9 @@ struct shstkd {
 	bool fleet_stalled;          /* the last entry found journald's queue full */
 	struct shstk_fleet_homes fleet_homes; /* the homes the path rule refuses, */
 	int64_t fleet_homes_us;      /* read then (CLOCK_MONOTONIC), 0 never */
+	int fleet_key_state;         /* fleet.c: 0 not read yet, 1 loaded, -errno could not be */
+	uint8_t fleet_key[SHSTK_FLEET_KEY_LEN];
+	char fleet_machine_id[33];
 };
 
 _printf_(3, 4) void shstkd_log(struct shstkd *d, int prio, const char *fmt, ...);

@@ -101,6 +101,7 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 {
 	struct fleet_ingest_opts o = { 0 };
 	struct fleet_ingest_stats st = { 0 };
+	struct fleet_keys keys = { 0 };
 	struct admin_policy ap = {};
 	struct shstk_db *db = NULL;
 	const char *env;
@@ -114,11 +115,30 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 		shstk_db_close(db);
 		return r;
 	}
-	if (!ap.p->fleet_trusted_senders) {
-		r = shstkctl_error("fleet ingest: the policy (%s) names no [fleet] trusted_senders: list the senders "
-				   "whose evidence may decide for the fleet, as systemd-journal-remote names their files "
-				   "(remote-SENDER.journal), or '*' for all of them", ap.source);
+	if (!ap.p->fleet_trusted_senders && !ap.p->fleet_machine_keys) {
+		r = shstkctl_error("fleet ingest: the policy (%s) names neither [fleet] machine_keys (the enrolled "
+				   "machines' keys: only entries they signed count) nor trusted_senders (the senders "
+				   "whose evidence may decide, as systemd-journal-remote names their files, "
+				   "remote-SENDER.journal, or '*')", ap.source);
 		goto out;
+	}
+	if (ap.p->fleet_machine_keys) {
+		unsigned line = 0;
+
+		r = fleet_keys_load(ap.p->fleet_machine_keys, &keys, &line);
+		if (r < 0) {
+			if (r == -EINVAL)
+				r = shstkctl_error("fleet ingest: %s:%u: not 'MACHINE-ID KEY [NAME]' (32 and 64 "
+						   "lower-case hex digits, as 'shstkctl fleet key' prints)",
+						   ap.p->fleet_machine_keys, line);
+			else
+				r = shstkctl_error_errno(r, "fleet ingest: machine_keys %s%s", ap.p->fleet_machine_keys,
+							 r == -EPERM ? " can be read by others (chmod o-rwx: its keys "
+								       "forge any machine's evidence)"
+							 : r == -ENOTUNIQ ? ": a machine id twice" : "");
+			goto out;
+		}
+		o.keys = &keys;
 	}
 	o.policy = ap.p;
 	o.min_machines = ap.p->fleet_min_machines;
@@ -141,7 +161,7 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 		(void)shstk_cescape(st.foreign_file, &f);
 		r = shstkctl_error("fleet ingest: %s holds no file of systemd-journal-remote --split-mode=host "
 				   "(remote-SENDER.journal, SENDER letters, digits, '.', ':', '-', '_')%s%s", journal,
-				   st.foreign_files ? "; e.g. not: " : "", st.foreign_files ? (f ? f : "?") : "");
+				   st.foreign_files ? "; e.g. not: " : "", st.foreign_files ? (f ? f : st.foreign_file) : "");
 		goto out;
 	}
 	if (r < 0 && r != -EBADMSG) {
@@ -150,7 +170,7 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 		(void)shstk_cescape(st.bad_file, &f);
 		r = shstkctl_error_errno(r, "fleet ingest: %s into %s%s%s%s%s", journal, shstkctl_db_path(ctl),
 					 shstk_db_errmsg(db)[0] ? ": " : "", shstk_db_errmsg(db), st.bad_file[0] ? ": " : "",
-					 st.bad_file[0] ? (f ? f : "?") : "");
+					 st.bad_file[0] ? (f ? f : st.foreign_file) : "");
 		goto out;
 	}
 	if (!ctl->quiet) {
@@ -168,8 +188,12 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 
 		(void)shstk_cescape(st.foreign_file, &f);
 		warn("fleet ingest: %" PRIu64 " file%s in %s of no sender, not read (e.g. %s)", st.foreign_files,
-		     st.foreign_files == 1 ? "" : "s", journal, f ? f : "?");
+		     st.foreign_files == 1 ? "" : "s", journal, f ? f : st.foreign_file);
 	}
+	if (st.unenrolled || st.unauthenticated)
+		warn("fleet ingest: not counted: %" PRIu64 " machine%s not in machine_keys, %" PRIu64
+		     " entr%s without a valid MAC of their machine's key", st.unenrolled, st.unenrolled == 1 ? "" : "s",
+		     st.unauthenticated, st.unauthenticated == 1 ? "y" : "ies");
 	if (st.retries)
 		warn("fleet ingest: %" PRIu64 " sender%s read again: the files changed while read (journal-remote "
 		     "archived one)", st.retries, st.retries == 1 ? "" : "s");
@@ -193,15 +217,62 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 	}
 	r = SHSTKCTL_EXIT_OK;
 out:
+	fleet_keys_done(&keys);
 	admin_policy_done(&ap);
 	shstk_db_close(db);
 	return r;
+}
+
+/*
+ * `fleet key`: this machine's key line for the collector's machine_keys,
+ * "MACHINE-ID KEY HOSTNAME"; --new creates the key first (never over an
+ * existing one: the collector would reject every entry signed since).
+ */
+static int do_key(const char *policy, const char *key_path, bool create)
+{
+	struct admin_policy ap = {};
+	uint8_t key[SHSTK_FLEET_KEY_LEN];
+	char mid[64] = "", host[256] = "";
+	_cleanup_fclose_ FILE *f = NULL;
+	const char *path;
+	int r;
+
+	r = admin_policy_load_or_log(policy, NULL, &ap);
+	if (r != SHSTKCTL_EXIT_OK)
+		return r;
+	path = key_path ? key_path : ap.p->fleet_key;
+	r = create ? shstk_fleet_key_create(path, key) : shstk_fleet_key_load(path, key);
+	if (r < 0) {
+		r = shstkctl_error_errno(r, "fleet key: %s%s", path,
+					 r == -EEXIST ? " exists (it stays: the collector knows it; without --new it is printed)"
+					 : r == -EPERM ? " is not a regular file of ours alone (mode 0600)"
+					 : r == -ENOENT ? " (create it with --new)" : "");
+		admin_policy_done(&ap);
+		return r;
+	}
+	f = fopen("/etc/machine-id", "re");
+	if (!f || !fgets(mid, sizeof(mid), f) || strcspn(mid, "\n") != 32) {
+		explicit_bzero(key, sizeof(key));
+		admin_policy_done(&ap);
+		return shstkctl_error("fleet key: /etc/machine-id: no machine id (systemd-machine-id-setup)");
+	}
+	mid[32] = '\0';
+	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+		snprintf(host, sizeof(host), "-");
+	printf("%s ", mid);
+	for (size_t i = 0; i < SHSTK_FLEET_KEY_LEN; i++)
+		printf("%02x", key[i]);
+	printf(" %s\n", host);
+	explicit_bzero(key, sizeof(key));
+	admin_policy_done(&ap);
+	return SHSTKCTL_EXIT_OK;
 }
 
 struct report_ctx {
 	struct json j;
 	bool json;
 	unsigned n;
+	const char *unit; /* "sender" or "machine": what the ingest counted */
 };
 
 static void time_text(int64_t us, char *buf, size_t len)
@@ -273,21 +344,21 @@ static int report_cb(const struct shstk_db_fleet_build_row *b, void *ud)
 	       b->versions ? b->versions : "");
 	printf("  fleet state  %s since %s\n", b->state, since);
 	/* Counted are senders (db-fleet.h); listed are their machines. */
-	printf("  clean on     %" PRId64 " sender%s%s", b->machines_clean, b->machines_clean == 1 ? "" : "s",
+	printf("  clean on     %" PRId64 " %s%s%s", b->machines_clean, c->unit, b->machines_clean == 1 ? "" : "s",
 	       b->clean_on ? ": " : "");
 	print_list(b->clean_on);
 	printf("\n");
 	if (b->machines_ran > b->machines_clean)
 		printf("  auditing on  %" PRId64 " more (clean runs, not verified there yet)\n",
 		       b->machines_ran - b->machines_clean);
-	printf("  violated on  %" PRId64 " sender%s%s", b->machines_violated, b->machines_violated == 1 ? "" : "s",
+	printf("  violated on  %" PRId64 " %s%s%s", b->machines_violated, c->unit, b->machines_violated == 1 ? "" : "s",
 	       b->violated_on ? ": " : "");
 	print_list(b->violated_on);
 	if (b->first_violated_version)
 		printf(" (since package version %s)", b->first_violated_version);
 	printf("\n");
 	if (b->machines_unconfirmed)
-		printf("  unconfirmed  %" PRId64 " sender%s (hints only)\n", b->machines_unconfirmed,
+		printf("  unconfirmed  %" PRId64 " %s%s (hints only)\n", b->machines_unconfirmed, c->unit,
 		       b->machines_unconfirmed == 1 ? "" : "s");
 	return 0;
 }
@@ -295,6 +366,7 @@ static int report_cb(const struct shstk_db_fleet_build_row *b, void *ud)
 static int do_report(struct shstkctl *ctl, bool json, const char *build_id)
 {
 	struct report_ctx c = { .json = json };
+	_cleanup_free_ char *counted = NULL;
 	struct shstk_db *db = NULL;
 	_cleanup_free_ char *identity = NULL;
 	uint64_t machines = 0, entries = 0;
@@ -309,12 +381,15 @@ static int do_report(struct shstkctl *ctl, bool json, const char *build_id)
 	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
+	r = shstk_db_meta_get(db, "fleet.counted", &counted);
+	c.unit = r > 0 && strcmp(counted, "machines") == 0 ? "machine" : "sender";
 	r = shstk_db_fleet_counts(db, &machines, &entries);
 	if (r >= 0 && json) {
 		json_begin(&c.j, stdout);
 		json_object_open(&c.j);
 		json_kv_uint(&c.j, "machines", machines);
 		json_kv_uint(&c.j, "entries", entries);
+		json_kv_string(&c.j, "counted", c.unit); /* what machines_* count: senders, or enrolled machines */
 		json_key(&c.j, "builds");
 		json_array_open(&c.j);
 	} else if (r >= 0) {
@@ -347,11 +422,14 @@ int cmd_fleet(int argc, char **argv, struct shstkctl *ctl)
 		{ "json", no_argument, NULL, 'j' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "build-id", required_argument, NULL, 'b' },
+		{ "key", required_argument, NULL, 'K' },
+		{ "new", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	const char *journal = NULL, *policy = NULL, *build_id = NULL, *sub;
+	const char *journal = NULL, *policy = NULL, *build_id = NULL, *key = NULL, *sub;
+	bool create = false;
 	enum shstkctl_format fmt = SHSTKCTL_FORMAT_TABLE;
 	int opt, progress = -1, r;
 
@@ -380,6 +458,12 @@ int cmd_fleet(int argc, char **argv, struct shstkctl *ctl)
 		case 'b':
 			build_id = optarg;
 			break;
+		case 'K':
+			key = optarg;
+			break;
+		case 'N':
+			create = true;
+			break;
 		case 'h':
 			help();
 			return SHSTKCTL_EXIT_OK;
@@ -390,7 +474,7 @@ int cmd_fleet(int argc, char **argv, struct shstkctl *ctl)
 		}
 	}
 	if (optind >= argc)
-		return shstkctl_usage_error("fleet", "no subcommand: ingest or report");
+		return shstkctl_usage_error("fleet", "no subcommand: ingest, report or key");
 	if (optind + 1 != argc)
 		return shstkctl_usage_error("fleet", "unexpected argument '%s'", argv[optind + 1]);
 	sub = argv[optind];
@@ -399,10 +483,15 @@ int cmd_fleet(int argc, char **argv, struct shstkctl *ctl)
 			return shstkctl_usage_error("fleet", "ingest needs --journal DIR");
 		return do_ingest(ctl, journal, policy, progress);
 	}
+	if (strcmp(sub, "key") == 0) {
+		if (journal)
+			return shstkctl_usage_error("fleet", "key takes no --journal");
+		return do_key(policy, key, create);
+	}
 	if (strcmp(sub, "report") == 0) {
 		if (journal)
 			return shstkctl_usage_error("fleet", "report reads the database, not --journal");
 		return do_report(ctl, fmt == SHSTKCTL_FORMAT_JSON, build_id);
 	}
-	return shstkctl_usage_error("fleet", "unknown subcommand '%s': ingest or report", sub);
+	return shstkctl_usage_error("fleet", "unknown subcommand '%s': ingest, report or key", sub);
 }

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,14 @@ struct entry {
 	/* copies of the values, NUL-terminated (journal data is not) */
 	char buf[8192];
 	size_t used;
+	/* the fields the MAC covers, as read (engine/fleet.h), and SHSTK_MAC's value */
+	const char *covered[SHSTK_FLEET_MAX_FIELDS * 2];
+	size_t covered_len[SHSTK_FLEET_MAX_FIELDS * 2], n_covered;
+	char raw[8192];
+	size_t raw_used;
+	char mac[SHSTK_FLEET_MAC_HEX + 1];
+	bool have_mac, mac_overflow;
+	bool accepted; /* passed the checks and was stored (or was known) */
 };
 
 static const char *keep(struct entry *e, const char *v, size_t l)
@@ -87,6 +96,43 @@ static bool num(const char *v, size_t l, int64_t *ret)
 	errno = 0;
 	*ret = strtoll(tmp, &end, 10);
 	return errno == 0 && *end == '\0';
+}
+
+static bool hex32(const char *v);
+
+/* A field the MAC covers, kept as read; SHSTK_MAC= itself is set aside. */
+static void covered(struct entry *e, const char *d, size_t len)
+{
+	if (len == 10 + SHSTK_FLEET_MAC_HEX && memcmp(d, "SHSTK_MAC=", 10) == 0) {
+		memcpy(e->mac, d + 10, SHSTK_FLEET_MAC_HEX);
+		e->mac[SHSTK_FLEET_MAC_HEX] = '\0';
+		e->have_mac = true;
+		return;
+	}
+	if (!shstk_fleet_mac_covers(d, len))
+		return;
+	if (e->n_covered == sizeof(e->covered) / sizeof(e->covered[0]) || e->raw_used + len > sizeof(e->raw)) {
+		e->mac_overflow = true; /* more than shstkd ever writes: not its entry */
+		return;
+	}
+	memcpy(e->raw + e->raw_used, d, len);
+	e->covered[e->n_covered] = e->raw + e->raw_used;
+	e->covered_len[e->n_covered++] = len;
+	e->raw_used += len;
+}
+
+/* Whether @e carries a valid MAC of @k's machine (constant-time compare). */
+static bool authentic(const struct entry *e, const struct fleet_key *k)
+{
+	char want[SHSTK_FLEET_MAC_HEX + 1];
+	unsigned char diff = 0;
+
+	if (!e->have_mac || e->mac_overflow ||
+	    shstk_fleet_mac(k->key, k->machine_id, e->covered, e->covered_len, e->n_covered, want) < 0)
+		return false;
+	for (size_t i = 0; i < SHSTK_FLEET_MAC_HEX; i++)
+		diff |= (unsigned char)(want[i] ^ e->mac[i]);
+	return diff == 0;
 }
 
 /* One field into @e: only the names ingest uses. */
@@ -436,22 +482,110 @@ static int commit_machine(struct sender *s, struct shstk_db *db, int64_t machine
 	return 0;
 }
 
-/* Reads the current entry into @e and stores it. */
-static int one_entry(sd_journal *j, struct shstk_db *db, int64_t machine, struct entry *e, struct fleet_ingest_stats *st)
+/* Reads the current entry into @e and stores it; with @k, only if its MAC is @k's. */
+static int one_entry(sd_journal *j, struct shstk_db *db, int64_t machine, const struct fleet_key *k, struct entry *e,
+		     struct fleet_ingest_stats *st)
 {
 	const void *d;
 	size_t len;
 
 	memset(e, 0, offsetof(struct entry, buf));
 	e->used = 0;
-	SD_JOURNAL_FOREACH_DATA(j, d, len)
+	e->n_covered = 0;
+	e->raw_used = 0;
+	e->have_mac = e->mac_overflow = e->accepted = false;
+	SD_JOURNAL_FOREACH_DATA(j, d, len) {
 		field(e, d, len);
+		if (k)
+			covered(e, d, len);
+	}
 	st->entries++;
 	if (!e->mid) {
 		st->ignored++;
 		return 0;
 	}
+	if (k && !authentic(e, k)) {
+		st->unauthenticated++;
+		return 0;
+	}
+	e->accepted = true;
 	return store(db, machine, e, st);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(((const struct fleet_key *)a)->machine_id, ((const struct fleet_key *)b)->machine_id);
+}
+
+static const struct fleet_key *key_of(const struct fleet_keys *k, const char *machine_id)
+{
+	struct fleet_key want;
+
+	if (!k)
+		return NULL;
+	snprintf(want.machine_id, sizeof(want.machine_id), "%s", machine_id);
+	return bsearch(&want, k->v, k->n, sizeof(*k->v), cmp_key);
+}
+
+void fleet_keys_done(struct fleet_keys *k)
+{
+	if (k->v)
+		explicit_bzero(k->v, k->n * sizeof(*k->v));
+	free(k->v);
+	*k = (struct fleet_keys){ 0 };
+}
+
+int fleet_keys_load(const char *path, struct fleet_keys *ret, unsigned *ret_line)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct fleet_keys k = { 0 };
+	char line[1024];
+	unsigned lineno = 0;
+	struct stat st;
+
+	*ret_line = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fstat(fileno(f), &st) < 0)
+		return -errno;
+	if (st.st_mode & 007)
+		return -EPERM; /* the keys forge any machine's evidence */
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " \t"), *mid, *hex, *name, *save = NULL;
+		struct fleet_key *v;
+
+		lineno++;
+		if (*p == '#' || *p == '\n' || *p == '\0')
+			continue;
+		mid = strtok_r(p, " \t\n", &save);
+		hex = strtok_r(NULL, " \t\n", &save);
+		v = reallocarray(k.v, k.n + 1, sizeof(*v));
+		if (!v) {
+			fleet_keys_done(&k);
+			return -ENOMEM;
+		}
+		k.v = v;
+		if (!mid || strlen(mid) != 32 || !hex32(mid) || !hex ||
+		    shstk_fleet_key_parse(hex, strlen(hex), k.v[k.n].key) < 0) {
+			fleet_keys_done(&k);
+			*ret_line = lineno;
+			return -EINVAL;
+		}
+		memcpy(k.v[k.n].machine_id, mid, 33);
+		name = strtok_r(NULL, " \t\n", &save);
+		snprintf(k.v[k.n].name, sizeof(k.v[k.n].name), "%s", name && name_or_null(name, ".-_") ? name : "");
+		k.n++;
+	}
+	qsort(k.v, k.n, sizeof(*k.v), cmp_key);
+	for (size_t i = 1; i < k.n; i++)
+		if (strcmp(k.v[i - 1].machine_id, k.v[i].machine_id) == 0) {
+			fleet_keys_done(&k);
+			return -ENOTUNIQ;
+		}
+	explicit_bzero(line, sizeof(line));
+	*ret = k;
+	return 0;
 }
 
 /* One machine of sender @s from its cursor on; commits (with the cursor) every batch. */
@@ -461,10 +595,16 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 	_cleanup_free_ char *cursor = NULL, *host = NULL;
 	sd_journal *j = s->j;
 	bool current = false, host_seen = false;
+	const struct fleet_key *k = NULL;
 	int64_t machine;
 	uint64_t added = 0;
 	int r;
 
+	/* With machine_keys, an unenrolled machine is nobody's: not even a row. */
+	if (o->keys && !(k = key_of(o->keys, machine_id))) {
+		st->unenrolled++;
+		return 0;
+	}
 	r = shstk_db_fleet_machine(db, s->name, machine_id, shstk_clock_us(CLOCK_REALTIME), &machine, &cursor);
 	if (r < 0)
 		return r;
@@ -495,12 +635,13 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 				break;
 		}
 		current = false;
-		r = one_entry(j, db, machine, &e, st);
+		r = one_entry(j, db, machine, k, &e, st);
 		if (r < 0)
 			return r;
 		added++;
-		if (e.hostname && !host_seen) {
-			const char *h = name_or_null(e.hostname, ".-_");
+		/* The name: the enrolled one, else the first accepted entry's claim. */
+		if (!host_seen && (k ? k->name[0] != '\0' : e.accepted && e.hostname != NULL)) {
+			const char *h = k ? k->name : name_or_null(e.hostname, ".-_");
 
 			host_seen = true;
 			host = h ? strdup(h) : NULL;
@@ -693,9 +834,30 @@ static int ingest_sender(struct sender *s, struct shstk_db *db, const struct fle
 	return r;
 }
 
-static bool sender_trusted(const char *sender, void *ud)
+/* trusted_senders when the policy lists them; with machine_keys alone, every sender (the MACs vouch). */
+static bool sender_ok(const struct fleet_ingest_opts *o, const char *sender)
 {
-	return shstk_policy_fleet_sender_trusted(ud, sender);
+	if (o->policy->fleet_trusted_senders)
+		return shstk_policy_fleet_sender_trusted(o->policy, sender);
+	return o->keys != NULL;
+}
+
+static bool machine_trusted(const char *sender, const char *machine_id, void *ud)
+{
+	const struct fleet_ingest_opts *o = ud;
+
+	return sender_ok(o, sender) && (!o->keys || key_of(o->keys, machine_id));
+}
+
+/* Which machines are enrolled, as a number: a key added or removed re-decides everything. */
+static uint64_t keys_fingerprint(const struct fleet_keys *k)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; k && i < k->n; i++)
+		for (const char *c = k->v[i].machine_id; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	return h;
 }
 
 /*
@@ -714,8 +876,9 @@ static int ingest_start(struct shstk_db *db, const struct fleet_ingest_opts *o, 
 	if (r < 0)
 		return r;
 	st->arrival_base = arrival ? strtoll(arrival, NULL, 10) : 0;
-	if (asprintf(&rules, "min_machines=%u unconfirmed=%d trusted_senders=%s", o->min_machines,
-		     o->unconfirmed_quarantines, o->policy->fleet_trusted_senders ?: "") < 0)
+	if (asprintf(&rules, "min_machines=%u unconfirmed=%d trusted_senders=%s machine_keys=%s:%zu:%016" PRIx64,
+		     o->min_machines, o->unconfirmed_quarantines, o->policy->fleet_trusted_senders ?: "",
+		     o->policy->fleet_machine_keys ?: "", o->keys ? o->keys->n : 0, keys_fingerprint(o->keys)) < 0)
 		return -ENOMEM;
 	r = shstk_db_meta_get(db, "fleet.rules", &old);
 	if (r < 0)
@@ -726,6 +889,10 @@ static int ingest_start(struct shstk_db *db, const struct fleet_ingest_opts *o, 
 		if (r < 0 || (r = shstk_db_meta_set(db, "fleet.rules", rules)) < 0)
 			return r;
 	}
+	/* What the counts count, for the report. */
+	r = shstk_db_meta_set(db, "fleet.counted", o->keys ? "machines" : "senders");
+	if (r < 0)
+		return r;
 	/* What the verdicts were decided with, for the export (db/bundle.h). */
 	snprintf(mm, sizeof(mm), "%u", o->min_machines);
 	return shstk_db_meta_set(db, "fleet.min_machines", mm);
@@ -755,7 +922,7 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 	if (r >= 0 && (r = shstk_db_commit(db)) >= 0)
 		r = shstk_db_begin(db);
 	for (size_t i = 0; r >= 0 && i < l.n; i++) {
-		if (!shstk_policy_fleet_sender_trusted(o->policy, l.v[i].name)) {
+		if (!sender_ok(o, l.v[i].name)) {
 			if (!st->untrusted++)
 				snprintf(st->untrusted_first, sizeof(st->untrusted_first), "%s", l.v[i].name);
 			continue;
@@ -797,12 +964,12 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 	 * by an ingest killed before it got here included), counting the
 	 * machines of the senders trusted now. */
 	if (r >= 0)
-		r = shstk_db_fleet_trust(db, sender_trusted, (void *)o->policy);
+		r = shstk_db_fleet_trust(db, machine_trusted, (void *)o);
 	if (r >= 0)
 		r = arrival_done(db, st);
 	if (r >= 0)
-		r = shstk_db_fleet_redecide(db, o->min_machines, o->unconfirmed_quarantines, shstk_clock_us(CLOCK_REALTIME),
-					    &st->builds, &st->changed);
+		r = shstk_db_fleet_redecide(db, o->min_machines, o->unconfirmed_quarantines, o->keys != NULL,
+					    shstk_clock_us(CLOCK_REALTIME), &st->builds, &st->changed);
 	if (r >= 0)
 		r = shstk_db_commit(db);
 	else

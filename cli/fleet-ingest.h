@@ -18,8 +18,27 @@
 
 struct shstk_policy;
 
+/* The collector's machine_keys file: each enrolled machine's key (engine/fleet.h). */
+struct fleet_key {
+	char machine_id[33];
+	uint8_t key[SHSTK_FLEET_KEY_LEN];
+	char name[65]; /* the line's NAME, the report's name for it ("" if none) */
+};
+struct fleet_keys {
+	struct fleet_key *v; /* sorted by machine_id */
+	size_t n;
+};
+/*
+ * Reads "MACHINE-ID KEY [NAME...]" lines ('#' comments, blank lines) from
+ * @path, which others must not be able to read.  0; -EPERM (readable by
+ * others); -EINVAL with the bad line's number in *ret_line; -errno.
+ */
+int fleet_keys_load(const char *path, struct fleet_keys *ret, unsigned *ret_line);
+void fleet_keys_done(struct fleet_keys *k);
+
 struct fleet_ingest_opts {
 	const struct shstk_policy *policy; /* [fleet] trusted_senders */
+	const struct fleet_keys *keys;     /* [fleet] machine_keys: only their MACs count; NULL: none */
 	unsigned min_machines;        /* the policy's [fleet] min_machines */
 	bool unconfirmed_quarantines; /* the policy's unconfirmed-violations = quarantine */
 	bool progress, tty;           /* a progress line on stderr (redrawn on a terminal) */
@@ -41,6 +60,8 @@ struct fleet_ingest_stats {
 	uint64_t capped_machines;    /* machine ids beyond FLEET_MAX_MACHINES_PER_SENDER */
 	uint64_t cursors_gone;       /* stored cursors whose entry was gone (vacuumed) */
 	uint64_t retries;            /* senders read again: their files changed while read (rotation) */
+	uint64_t unenrolled;         /* machines not in machine_keys, not read */
+	uint64_t unauthenticated;    /* entries without a valid MAC of their machine's key */
 	uint64_t max_machines_per_sender;
 	int bad_errno;               /* why the bad file could not be opened, 0: dropped while read */
 	int64_t arrival_base;        /* the order of reading before this ingest (meta fleet.arrival) */

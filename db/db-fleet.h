@@ -54,11 +54,13 @@ struct shstk_db_fleet_decision {
 int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet_decision *d);
 
 /*
- * Marks each machine trusted or not by its sender, as @trusted says (the
- * policy's trusted_senders): only trusted machines count and are listed.
+ * Marks each machine trusted or not, as @trusted says (the policy's
+ * trusted_senders, and machine_keys): only trusted machines count and are
+ * listed.
  * Follow with shstk_db_fleet_all_dirty() when the answer may have changed.
  */
-int shstk_db_fleet_trust(struct shstk_db *db, bool (*trusted)(const char *sender, void *ud), void *ud);
+int shstk_db_fleet_trust(struct shstk_db *db, bool (*trusted)(const char *sender, const char *machine_id, void *ud),
+			 void *ud);
 /* Every build to be re-decided (the rules or the trusted senders changed). */
 int shstk_db_fleet_all_dirty(struct shstk_db *db);
 
@@ -70,10 +72,12 @@ int shstk_db_fleet_all_dirty(struct shstk_db *db);
  * @unconfirmed_quarantines), verified when at least @min_machines of them
  * ran it clean and decided verified themselves (their latest decision, in
  * the order read), auditing when any ran it clean, candidate with none.
+ * @authenticated (entries carried valid MACs of enrolled machines): machine
+ * ids count, whatever sender relayed them.
  * since_us moves when the state does.  *ret_builds, *ret_changed: re-decided, changed state.
  */
-int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines, int64_t now_us,
-			    uint64_t *ret_builds, uint64_t *ret_changed);
+int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines,
+			    bool authenticated, int64_t now_us, uint64_t *ret_builds, uint64_t *ret_changed);
 
 /* One build as `shstkctl fleet report` shows it. */
 struct shstk_db_fleet_build_row {

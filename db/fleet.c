@@ -52,17 +52,20 @@ static const char SQL_DECISION_ADD[] =
 #define LATEST_DECISION(machine, build) \
 	"(SELECT d.state FROM fleet_decisions d WHERE d.machine = " machine " AND d.build = " build \
 	" ORDER BY d.arrival DESC LIMIT 1)"
-static const char SQL_REDECIDE_COUNT[] =
-	"UPDATE fleet_builds SET "
-	"machines_clean = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_runs r "
-	"WHERE r.build = fleet_builds.id AND r.clean) x " TRUSTED_MACHINE "WHERE "
-	LATEST_DECISION("x.machine", "fleet_builds.id") " = 'verified'), "
-	"machines_ran = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_runs r "
-	"WHERE r.build = fleet_builds.id AND r.clean) x " TRUSTED_MACHINE "), "
-	"machines_violated = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_violations v "
-	"WHERE v.build = fleet_builds.id AND v.grade = 'confirmed') x " TRUSTED_MACHINE "), "
-	"machines_unconfirmed = (SELECT " ONCE_BOTH_WAYS " FROM (SELECT DISTINCT machine FROM fleet_violations v "
-	"WHERE v.build = fleet_builds.id AND v.grade = 'unconfirmed') x " TRUSTED_MACHINE ") WHERE dirty";
+#define REDECIDE_COUNT(once)                                                                                   \
+	"UPDATE fleet_builds SET "                                                                             \
+	"machines_clean = (SELECT " once " FROM (SELECT DISTINCT machine FROM fleet_runs r "                   \
+	"WHERE r.build = fleet_builds.id AND r.clean) x " TRUSTED_MACHINE "WHERE "                             \
+	LATEST_DECISION("x.machine", "fleet_builds.id") " = 'verified'), "                                     \
+	"machines_ran = (SELECT " once " FROM (SELECT DISTINCT machine FROM fleet_runs r "                     \
+	"WHERE r.build = fleet_builds.id AND r.clean) x " TRUSTED_MACHINE "), "                                \
+	"machines_violated = (SELECT " once " FROM (SELECT DISTINCT machine FROM fleet_violations v "          \
+	"WHERE v.build = fleet_builds.id AND v.grade = 'confirmed') x " TRUSTED_MACHINE "), "                  \
+	"machines_unconfirmed = (SELECT " once " FROM (SELECT DISTINCT machine FROM fleet_violations v "       \
+	"WHERE v.build = fleet_builds.id AND v.grade = 'unconfirmed') x " TRUSTED_MACHINE ") WHERE dirty"
+static const char SQL_REDECIDE_COUNT[] = REDECIDE_COUNT(ONCE_BOTH_WAYS);
+/* Authenticated entries (machine_keys): a machine id is a machine, whatever sender relayed it. */
+static const char SQL_REDECIDE_COUNT_AUTH[] = REDECIDE_COUNT("count(DISTINCT m.machine_id)");
 static const char SQL_REDECIDE_STATE[] =
 	"WITH n AS (SELECT id, CASE WHEN machines_violated > 0 OR (?2 AND machines_unconfirmed > 0) THEN 'quarantined' "
 	"WHEN machines_clean >= ?1 THEN 'verified' WHEN machines_ran > 0 THEN 'auditing' ELSE 'candidate' END AS s "
@@ -214,29 +217,48 @@ int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet
 }
 
 static const char SQL_UNTRUST_ALL[] = "UPDATE fleet_machines SET trusted = 0 WHERE trusted";
-static const char SQL_TRUST[] = "UPDATE fleet_machines SET trusted = 1 WHERE sender = ?1 AND NOT trusted";
-static const char SQL_SENDERS[] = "SELECT DISTINCT sender FROM fleet_machines";
+static const char SQL_TRUST[] = "UPDATE fleet_machines SET trusted = 1 WHERE id = ?1";
+static const char SQL_MACHINES[] = "SELECT id, sender, machine_id FROM fleet_machines";
 static const char SQL_ALL_DIRTY[] = "UPDATE fleet_builds SET dirty = 1 WHERE NOT dirty";
 
-int shstk_db_fleet_trust(struct shstk_db *db, bool (*trusted)(const char *sender, void *ud), void *ud)
+int shstk_db_fleet_trust(struct shstk_db *db, bool (*trusted)(const char *sender, const char *machine_id, void *ud),
+			 void *ud)
 {
 	_cleanup_reset_ sqlite3_stmt *un = NULL, *q = NULL, *t = NULL;
+	_cleanup_free_ int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
 	int r, rc;
 
-	r = db_prepare(db, SQL_UNTRUST_ALL, &un);
-	if (r < 0 || (r = db_step_done(db, un)) < 0 || (r = db_prepare(db, SQL_SENDERS, &q)) < 0 ||
-	    (r = db_prepare(db, SQL_TRUST, &t)) < 0)
+	/* Collected first: no update while the same table is being read. */
+	r = db_prepare(db, SQL_MACHINES, &q);
+	if (r < 0)
 		return r;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *sender = db_col_text(q, 0);
+		const char *sender = db_col_text(q, 1), *mid = db_col_text(q, 2);
 
-		if (!sender || !trusted(sender, ud))
+		if (!sender || !mid || !trusted(sender, mid, ud))
 			continue;
+		if (n == cap) {
+			int64_t *v = reallocarray(ids, cap ? cap * 2 : 256, sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			ids = v;
+			cap = cap ? cap * 2 : 256;
+		}
+		ids[n++] = sqlite3_column_int64(q, 0);
+	}
+	if (rc != SQLITE_DONE)
+		return db_error(db, rc);
+	r = db_prepare(db, SQL_UNTRUST_ALL, &un);
+	if (r < 0 || (r = db_step_done(db, un)) < 0 || (r = db_prepare(db, SQL_TRUST, &t)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
 		sqlite3_reset(t);
-		if ((r = db_bind_text(db, t, 1, sender)) < 0 || (r = db_step_done(db, t)) < 0)
+		if ((r = db_bind_int64(db, t, 1, ids[i])) < 0 || (r = db_step_done(db, t)) < 0)
 			return r;
 	}
-	return rc == SQLITE_DONE ? 0 : db_error(db, rc);
+	return 0;
 }
 
 int shstk_db_fleet_all_dirty(struct shstk_db *db)
@@ -248,14 +270,14 @@ int shstk_db_fleet_all_dirty(struct shstk_db *db)
 	return r < 0 ? r : db_step_done(db, st);
 }
 
-int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines, int64_t now_us,
-			    uint64_t *ret_builds, uint64_t *ret_changed)
+int shstk_db_fleet_redecide(struct shstk_db *db, unsigned min_machines, bool unconfirmed_quarantines,
+			    bool authenticated, int64_t now_us, uint64_t *ret_builds, uint64_t *ret_changed)
 {
 	_cleanup_reset_ sqlite3_stmt *st = NULL, *up = NULL;
 	uint64_t builds = 0, changed = 0;
 	int r, rc;
 
-	r = db_prepare(db, SQL_REDECIDE_COUNT, &st);
+	r = db_prepare(db, authenticated ? SQL_REDECIDE_COUNT_AUTH : SQL_REDECIDE_COUNT, &st);
 	if (r < 0 || (r = db_step_done(db, st)) < 0)
 		return r;
 	r = db_prepare(db, SQL_REDECIDE_STATE, &up);

@@ -40,6 +40,32 @@ struct shstk_fleet_entry {
 };
 
 void shstk_fleet_entry_done(struct shstk_fleet_entry *e);
+
+/*
+ * Entry authentication (fleet-mac.c).  A machine's key: 32 random bytes,
+ * 64 hex digits in a file only root reads ([fleet] key, created by
+ * `shstkctl fleet key --new`); the collector holds a copy per machine id
+ * ([fleet] machine_keys).  SHSTK_MAC= is HMAC-SHA256 over
+ * "shstk-fleet-mac-v1\n_MACHINE_ID=ID\n" and then every MESSAGE_ID= and
+ * SHSTK_* field but SHSTK_MAC itself, sorted bytewise, each followed by
+ * "\n".  The machine id is bound in: an entry signed for one machine does
+ * not pass for another.
+ */
+#define SHSTK_FLEET_KEY_LEN 32
+#define SHSTK_FLEET_MAC_HEX 64
+bool shstk_fleet_mac_covers(const char *field, size_t len);
+/* The MAC of @n fields ("NAME=value", @lens bytes each: journal data has no NUL). */
+int shstk_fleet_mac(const uint8_t key[SHSTK_FLEET_KEY_LEN], const char *machine_id, const char *const *fields,
+		    const size_t *lens, size_t n, char ret_hex[SHSTK_FLEET_MAC_HEX + 1]);
+/* Appends SHSTK_MAC= to @e.  0, -E2BIG, -ENOMEM, -EIO. */
+int shstk_fleet_entry_sign(struct shstk_fleet_entry *e, const uint8_t key[SHSTK_FLEET_KEY_LEN],
+			   const char *machine_id);
+/* 64 lower-case hex digits into a key: 0 or -EINVAL. */
+int shstk_fleet_key_parse(const char *hexkey, size_t len, uint8_t ret[SHSTK_FLEET_KEY_LEN]);
+/* The key in @path; -EPERM if the file is not ours alone (mode 0600, our uid). */
+int shstk_fleet_key_load(const char *path, uint8_t ret[SHSTK_FLEET_KEY_LEN]);
+/* A new random key written to @path (mode 0600; -EEXIST if it exists). */
+int shstk_fleet_key_create(const char *path, uint8_t ret[SHSTK_FLEET_KEY_LEN]);
 /* The value of FIELD in @e ("SHSTK_GRADE"), or NULL: for tests and messages. */
 const char *shstk_fleet_entry_get(const struct shstk_fleet_entry *e, const char *name);
 

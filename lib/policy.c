@@ -110,6 +110,8 @@ struct shstk_policy *shstk_policy_free(struct shstk_policy *p)
 	free(p->database);
 	free(p->allowlist);
 	free(p->fleet_trusted_senders);
+	free(p->fleet_key);
+	free(p->fleet_machine_keys);
 	free(p);
 	return NULL;
 }
@@ -149,7 +151,8 @@ struct shstk_policy *shstk_policy_default(void)
 	p->risk_action[4] = SHSTK_RISK_ACTION_DENY;       /* jit */
 	p->database = strdup(SHSTK_STATEDIR "/shstk.db");
 	p->allowlist = strdup(SHSTK_STATEDIR "/allowlist");
-	if (!p->database || !p->allowlist)
+	p->fleet_key = strdup(SHSTK_STATEDIR "/fleet.key");
+	if (!p->database || !p->allowlist || !p->fleet_key)
 		return shstk_policy_free(p);
 	return p;
 }
@@ -205,6 +208,8 @@ enum key_id {
 	K_FLEET_SHARE,
 	K_FLEET_MIN_MACHINES,
 	K_FLEET_TRUSTED_SENDERS,
+	K_FLEET_KEY,
+	K_FLEET_MACHINE_KEYS,
 	K_PATH,
 	K_PACKAGE,
 	K_BUILD_ID,
@@ -240,6 +245,8 @@ static const struct key_def {
 	[K_FLEET_SHARE] = { SECT_FLEET, "share" },
 	[K_FLEET_MIN_MACHINES] = { SECT_FLEET, "min_machines" },
 	[K_FLEET_TRUSTED_SENDERS] = { SECT_FLEET, "trusted_senders" },
+	[K_FLEET_KEY] = { SECT_FLEET, "key" },
+	[K_FLEET_MACHINE_KEYS] = { SECT_FLEET, "machine_keys" },
 	[K_PATH] = { SECT_RULE, "path" },
 	[K_PACKAGE] = { SECT_RULE, "package" },
 	[K_BUILD_ID] = { SECT_RULE, "build-id" },
@@ -873,6 +880,12 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 	case K_FLEET_TRUSTED_SENDERS:
 		(void)parse_senders(c, col, key, v, &p->fleet_trusted_senders);
 		break;
+	case K_FLEET_KEY:
+		(void)parse_abs_path(c, col, key, v, &p->fleet_key);
+		break;
+	case K_FLEET_MACHINE_KEYS:
+		(void)parse_abs_path(c, col, key, v, &p->fleet_machine_keys);
+		break;
 	case K_PATH:
 		(void)parse_abs_path(c, col, key, v, &cur_rule(c)->path);
 		break;
@@ -1241,8 +1254,11 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	fprintf(f, "\n[fleet]\n");
 	fprintf(f, "share = %s\n", p->fleet_share ? "yes" : "no");
 	fprintf(f, "min_machines = %u\n", p->fleet_min_machines);
+	fprintf(f, "key = %s\n", p->fleet_key);
 	if (p->fleet_trusted_senders)
 		fprintf(f, "trusted_senders = %s\n", p->fleet_trusted_senders);
+	if (p->fleet_machine_keys)
+		fprintf(f, "machine_keys = %s\n", p->fleet_machine_keys);
 	for (size_t i = 0; i < p->n_rules; i++)
 		print_rule(&p->rules[i], f);
 	return ferror(f) ? -EIO : 0;

@@ -110,6 +110,10 @@ struct shstk_policy {
 	unsigned fleet_min_machines;
 	/* the collector's senders whose evidence counts (parse_senders), NULL: none */
 	char *fleet_trusted_senders;
+	/* this machine's key that authenticates its entries (engine/fleet.h) */
+	char *fleet_key;
+	/* the collector's file of machines' keys: "MACHINE-ID KEY [NAME]" lines; NULL: none */
+	char *fleet_machine_keys;
 	struct shstk_policy_rule *rules; /* in file order: the first match wins */
 	size_t n_rules;
 };

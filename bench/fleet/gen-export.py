@@ -17,9 +17,16 @@ bench/fleet/run.
 Usage: gen-export.py --machines N --entries-per-machine E [--builds B]
        [--identity build-id:HEX ...] [--violating build-id:HEX ...]
        [--violating-machines K] [--host-prefix P] [--seed S] [--first M]
-       [--local-state verified|auditing]
+       [--local-state verified|auditing] [--keys-file F [--key-seed S]]
+
+With --keys-file, every machine gets a key (derived from --key-seed and its
+machine id), its "MACHINE-ID KEY HOST" line is appended to F (a collector's
+machine_keys), and every entry carries SHSTK_MAC= as shstkd signs it
+(engine/fleet.h, "Entry authentication").
 """
 import argparse
+import hashlib
+import hmac
 import random
 import sys
 
@@ -41,18 +48,36 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--local-state", default="verified", choices=["verified", "auditing"],
                     help="what each machine decided about the builds it ran clean")
+    ap.add_argument("--keys-file", help="append the machines' key lines here and sign their entries")
+    ap.add_argument("--key-seed", default="shstk-test", help="what the machines' keys derive from")
     ap.add_argument("--time", type=int, default=1796400000000000, help="realtime of the first entry (us)")
     a = ap.parse_args()
 
     rnd = random.Random(a.seed)
     ids = a.identity or ["build-id:%040x" % rnd.getrandbits(160) for _ in range(a.builds)]
     out = sys.stdout
-    w = out.write
+    keys = open(a.keys_file, "a") if a.keys_file else None
+    state = {"key": None, "mid": None}
+
+    def w(text):
+        """One entry (ending in a blank line), signed with the current machine's key if there is one."""
+        if state["key"] is not None:
+            lines = text[:-1].split("\n")[:-1]
+            cov = sorted(l for l in lines if (l.startswith("MESSAGE_ID=") or l.startswith("SHSTK_"))
+                         and not l.startswith("SHSTK_MAC="))
+            msg = "shstk-fleet-mac-v1\n_MACHINE_ID=" + state["mid"] + "\n" + "".join(l + "\n" for l in cov)
+            mac = hmac.new(state["key"], msg.encode(), hashlib.sha256).hexdigest()
+            text = text[:-1] + "SHSTK_MAC=" + mac + "\n\n"
+        out.write(text)
     t = a.time
     for m in range(a.first, a.first + a.machines):
         mid = "%032x" % (0x5e000000000000000000000000000000 + m)
         boot = "%032x" % (0xb0000000000000000000000000000000 + m)
         host = "%s-%05d" % (a.host_prefix, m)
+        if keys:
+            state["key"] = hashlib.sha256((a.key_seed + mid).encode()).digest()
+            state["mid"] = mid
+            keys.write("%s %s %s\n" % (mid, state["key"].hex(), host))
         head = "_MACHINE_ID=%s\n_HOSTNAME=%s\n_BOOT_ID=%s\n_UID=0\n_GID=0\n_COMM=shstkd\n_TRANSPORT=journal\nSHSTK_FLEET=1\n" % (
             mid, host, boot)
         mono = 1000000

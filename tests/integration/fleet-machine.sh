@@ -57,6 +57,10 @@ mount --bind "$dir/catalog-src" /usr/lib/systemd/catalog
 mount --bind "$dir/catalog-db" /var/lib/systemd/catalog
 journalctl --update-catalog
 hostname "$host"
+# The machine's key (engine/fleet.h), made in its namespace: the line for
+# the collector's machine_keys names this machine's id.
+"$SHSTK_BUILDDIR/cli/shstkctl" fleet key --new --key "$dir/fleet.key" --policy "$dir/policy.conf" >"$dir/key.line" ||
+	{ echo "FAIL: $host: shstkctl fleet key --new"; exit 1; }
 
 /lib/systemd/systemd-journald &
 jpid=$!

@@ -157,7 +157,7 @@ url="https://192.0.2.1:19532"
 # 1. Machine A.
 a="$w/a"
 mkdir -p "$a"
-printf '[policy]\nstage = audit\n\n[fleet]\nshare = yes\n' >"$a/policy.conf"
+printf '[policy]\nstage = audit\n\n[fleet]\nshare = yes\nkey = %s\n' "$a/fleet.key" >"$a/policy.conf"
 "$ctl" --quiet --db "$a/shstk.db" scan --no-progress --no-packages "$(readlink -f /bin/sh)" "$w/victim" >/dev/null 2>&1 ||
 	{ echo "FAIL: scan on machine A"; exit 1; }
 "$ctl" allowlist write -o "$a/preload-allowlist" --generation 1 "audit exe:$(readlink -f /bin/sh)" >/dev/null ||
@@ -200,20 +200,22 @@ else
 	bad "journalctl -x shows no catalog text"; cat "$a/catalog.txt"
 fi
 
-# 2. Simulated machines with clean runs of eligible's build, from four senders.
-gen_farm() { python3 "$gen" --identity "build-id:$true_bid" --host-prefix farm --entries-per-machine 3 "$@"; }
+# 2. Simulated machines with clean runs of eligible's build, from four senders,
+#    each machine with its key (the collector's machine_keys gets their lines).
+keys="$w/machine-keys"
+cp "$a/key.line" "$keys"
+gen_farm() { python3 "$gen" --identity "build-id:$true_bid" --host-prefix farm --entries-per-machine 3 --keys-file "$keys" "$@"; }
 gen_farm --machines 3 --first 0 >"$w/farm1.export"                         # one sender, three machine ids
 gen_farm --machines 1 --first 3 >"$w/farm2.export"
 gen_farm --machines 1 --first 4 --local-state auditing >"$w/farm3.export" # its machine has not verified it
-gen_farm --machines 1 --first 5 >"$w/farm4.export"
 # The untrusted sender: a "confirmed violation" of eligible as fleet-a would send it.
 python3 "$gen" --machines 1 --entries-per-machine 1 --identity "build-id:$true_bid" \
 	--violating "build-id:$true_bid" --host-prefix forged >"$w/forged.export"
 sed -i 's/^_MACHINE_ID=.*/_MACHINE_ID=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/; s/^_HOSTNAME=.*/_HOSTNAME=fleet-a/' "$w/forged.export"
+chmod 600 "$keys"
 sender_ns f1 192.0.2.21
 sender_ns f2 192.0.2.22
 sender_ns f3 192.0.2.23
-sender_ns f4 192.0.2.24
 sender_ns x 192.0.2.99
 post() {
 	ip netns exec "$ns$1" python3 - "$url/upload" "$2" "$pki/ca.pem" <<'EOF'
@@ -230,38 +232,28 @@ EOF
 entries_of() { journalctl --file "$w/remote/remote-$1.journal" -o cat SHSTK_FLEET=1 2>/dev/null | wc -l; }
 a_entries=$(grep -c '^SHSTK_FLEET=1$' "$ex")
 arrived() {
-	[ "$(entries_of 192.0.2.11)" -ge "$a_entries" ] && [ "$(entries_of 192.0.2.21)" -ge 18 ] &&
-		[ "$(entries_of 192.0.2.22)" -ge 3 ] && [ "$(entries_of 192.0.2.23)" -ge 3 ] &&
+	[ "$(entries_of 192.0.2.11)" -ge "$1" ] && [ "$(entries_of 192.0.2.21)" -ge 18 ] &&
+		[ "$(entries_of 192.0.2.22)" -ge "$2" ] && [ "$(entries_of 192.0.2.23)" -ge 3 ] &&
 		[ "$(entries_of 192.0.2.99)" -ge 1 ]
 }
-wait_for 30 arrived || { echo "FAIL: the collector's files are not one per sender with their entries:"; ls -l "$w/remote"; exit 1; }
+wait_for 30 arrived "$a_entries" 3 || { echo "FAIL: the collector's files are not one per sender with their entries:"; ls -l "$w/remote"; exit 1; }
 ok "the collector holds a file per sender, named by its address: $(cd "$w/remote" && echo *)"
 
-# 3. Ingest and report.
-c="$w/collector.db"
-printf '[fleet]\nmin_machines = 3\ntrusted_senders = 192.0.2.11, 192.0.2.21 192.0.2.22 192.0.2.23 192.0.2.24\n' \
-	>"$w/collector.conf"
+# 3. Ingest and report: first by senders alone, then with the machines' keys.
 printf '[fleet]\nmin_machines = 3\n' >"$w/no-senders.conf"
-if "$ctl" --db "$c" fleet ingest --journal "$w/remote" --policy "$w/no-senders.conf" >"$w/ingest0.log" 2>&1; then
-	bad "ingest without [fleet] trusted_senders ran"
+if "$ctl" --db "$w/none.db" fleet ingest --journal "$w/remote" --policy "$w/no-senders.conf" >"$w/ingest0.log" 2>&1; then
+	bad "ingest without [fleet] trusted_senders or machine_keys ran"
 elif grep -q 'trusted_senders' "$w/ingest0.log"; then
-	ok "ingest without [fleet] trusted_senders refuses: $(cat "$w/ingest0.log")"
+	ok "ingest without [fleet] trusted_senders or machine_keys refuses: $(cat "$w/ingest0.log")"
 else
 	bad "ingest without trusted_senders failed for another reason: $(cat "$w/ingest0.log")"
 fi
-"$ctl" --db "$c" fleet ingest --journal "$w/remote" --policy "$w/collector.conf" >"$w/ingest1.log" 2>&1 ||
-	{ cat "$w/ingest1.log"; echo "FAIL: fleet ingest"; exit 1; }
-cat "$w/ingest1.log"
-if grep -q '^not read: 1 sender not in \[fleet\] trusted_senders (192.0.2.99)' "$w/ingest1.log"; then
-	ok "the untrusted sender is not read, and that is said"
-else
-	bad "the untrusted sender was not reported"
-fi
+senders='192.0.2.11, 192.0.2.16/29 192.0.2.22 192.0.2.23' # .16/29: .16-.23, so .21 too
 report() {
-	"$ctl" --db "$c" fleet report --json >"$w/report.json" || bad "fleet report --json"
-	"$ctl" --db "$c" fleet report >"$w/report.txt" || bad "fleet report"
+	"$ctl" --db "$1" fleet report --json >"$w/report.json" || bad "fleet report --json"
+	"$ctl" --db "$1" fleet report >"$w/report.txt" || bad "fleet report"
 }
-# check_report STATE CLEAN-SENDERS CLEAN-ON: eligible's; the victim quarantined by fleet-a alone.
+# check_report STATE CLEAN CLEAN-ON: eligible's; the victim quarantined by fleet-a alone.
 check_report() {
 	python3 - "$w/report.json" "$victim_bid" "$true_bid" "$@" <<'EOF'
 import json, sys
@@ -279,27 +271,60 @@ print("\n".join(errs))
 sys.exit(1 if errs else 0)
 EOF
 }
-report
-if check_report auditing 2 "farm-00000 [192.0.2.21],farm-00001 [192.0.2.21],farm-00002 [192.0.2.21],farm-00003 [192.0.2.22]"; then
-	ok "report: the victim quarantined by fleet-a; eligible auditing on 2 senders (3 machine ids of one sender count once, the auditing machine not at all), the forged violation unread"
+farm_on="farm-00000 [192.0.2.21],farm-00001 [192.0.2.21],farm-00002 [192.0.2.21],farm-00003 [192.0.2.22]"
+
+# 3a. Senders alone (no keys): a sender counts once.
+cs="$w/collector-senders.db"
+printf '[fleet]\nmin_machines = 3\ntrusted_senders = %s\n' "$senders" >"$w/senders.conf"
+"$ctl" --db "$cs" fleet ingest --journal "$w/remote" --policy "$w/senders.conf" >"$w/ingest-s.log" 2>&1 ||
+	{ cat "$w/ingest-s.log"; echo "FAIL: fleet ingest (senders)"; exit 1; }
+cat "$w/ingest-s.log"
+if grep -q '^not read: 1 sender not in \[fleet\] trusted_senders (192.0.2.99)' "$w/ingest-s.log"; then
+	ok "the untrusted sender is not read, and that is said"
 else
-	bad "report after the first ingest"; cat "$w/report.txt"
+	bad "the untrusted sender was not reported"
+fi
+report "$cs"
+if check_report auditing 2 "$farm_on"; then
+	ok "senders alone: victim quarantined by fleet-a; eligible auditing on 2 (3 machine ids of one sender count once, the auditing machine not at all), the forged violation unread"
+else
+	bad "report by senders"; cat "$w/report.txt"
+fi
+
+# 3b. With the machines' keys: enrolled machines count, each once, whoever relayed them.
+c="$w/collector.db"
+printf '[fleet]\nmin_machines = 3\ntrusted_senders = %s\nmachine_keys = %s\n' "$senders" "$keys" >"$w/collector.conf"
+"$ctl" --db "$c" fleet ingest --journal "$w/remote" --policy "$w/collector.conf" >"$w/ingest1.log" 2>&1 ||
+	{ cat "$w/ingest1.log"; echo "FAIL: fleet ingest (keys)"; exit 1; }
+cat "$w/ingest1.log"
+report "$c"
+if check_report verified 4 "$farm_on"; then
+	ok "with machine_keys: eligible verified on 4 enrolled machines (3 relayed by one sender), the auditing one not counted"
+else
+	bad "report with keys"; cat "$w/report.txt"
 fi
 if [ "$(sq "$c" "select count(*) from fleet_runs r join fleet_builds b on b.id = r.build join fleet_machines m on m.id = r.machine where b.identity = 'build-id:$true_bid' and m.sender = '192.0.2.21'")" = 6 ]; then
 	ok "the doubled upload of 3 machines' 6 runs is 6 runs, not 12"
 else
 	bad "the doubled upload was counted twice"
 fi
-post f4 "$w/farm4.export" || { echo "FAIL: upload of the fourth sender"; exit 1; }
-fourth() { [ "$(entries_of 192.0.2.24)" -ge 3 ]; }
-wait_for 30 fourth || { echo "FAIL: the fourth sender's entries did not arrive"; exit 1; }
+
+# 3c. A local user of machine A posts from A's address a "confirmed violation" of
+#     eligible as A (its machine id), without A's key; and an unenrolled machine.
+python3 "$gen" --machines 1 --entries-per-machine 1 --identity "build-id:$true_bid" --violating "build-id:$true_bid" \
+	--host-prefix fleet-a --keys-file "$w/wrong-keys" --key-seed not-a-s-key >"$w/local-user.export"
+sed -i 's/^_MACHINE_ID=.*/_MACHINE_ID=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/' "$w/local-user.export"
+python3 "$gen" --machines 1 --first 9 --entries-per-machine 3 --identity "build-id:$true_bid" --host-prefix stranger \
+	--keys-file "$w/wrong-keys" >"$w/stranger.export"
+{ post a "$w/local-user.export" && post f2 "$w/stranger.export"; } || { echo "FAIL: upload of the forgeries"; exit 1; }
+wait_for 30 arrived $((a_entries + 1)) 6 || { echo "FAIL: the forgeries did not arrive"; exit 1; }
 "$ctl" --db "$c" fleet ingest --journal "$w/remote" --policy "$w/collector.conf" >"$w/ingest2.log" 2>&1 || bad "second ingest"
-report
-if grep -q ' 3 entries read' "$w/ingest2.log" &&
-	check_report verified 3 "farm-00000 [192.0.2.21],farm-00001 [192.0.2.21],farm-00002 [192.0.2.21],farm-00003 [192.0.2.22],farm-00005 [192.0.2.24]"; then
-	ok "a third sender's verified machine: eligible verified on 3 senders, only its 3 new entries read"
+report "$c"
+if grep -q 'not counted: 1 machine not in machine_keys, 1 entry without a valid MAC' "$w/ingest2.log" &&
+	check_report verified 4 "$farm_on"; then
+	ok "a forged entry from A's own address and an unenrolled machine are not counted: $(tail -1 "$w/ingest2.log")"
 else
-	bad "after the fourth sender: $(cat "$w/ingest2.log")"; cat "$w/report.txt"
+	bad "forgeries: $(cat "$w/ingest2.log")"; cat "$w/report.txt"
 fi
 "$ctl" --db "$c" fleet ingest --journal "$w/remote" --policy "$w/collector.conf" >"$w/ingest3.log" 2>&1 || bad "third ingest"
 if grep -q ' 0 entries read' "$w/ingest3.log"; then

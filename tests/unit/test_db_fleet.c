@@ -155,7 +155,7 @@ static void test_db_fleet_rows_keyed_by_machine(void **state_)
 	verified_run(db, m2, b, 1); /* another machine's run 1 */
 	assert_int_equal(violation(db, m1, b, "unconfirmed", 4), 1);
 	assert_int_equal(violation(db, m1, b, "confirmed", 1), 0); /* corroborated: the same row */
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 10, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:aa").got, "quarantined/2/1");
 	shstk_db_close(db);
 }
@@ -180,41 +180,41 @@ static void test_db_fleet_redecide_rules(void **state_)
 	verified_run(db, m[0], a, 1);
 	verified_run(db, m[0], a, 2); /* two runs, one machine */
 	verified_run(db, m[1], a, 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 10, &builds, &changed), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 10, &builds, &changed), 0);
 	assert_int_equal(builds, 2);
 	assert_int_equal(changed, 2);
 	assert_string_equal(state(db, "build-id:aa").got, "auditing/2/0");
 	assert_string_equal(state(db, "build-id:bb").got, "candidate/0/0");
 
 	/* Nothing new: nothing re-decided. */
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 20, &builds, &changed), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 20, &builds, &changed), 0);
 	assert_int_equal(builds, 0);
 
 	build(db, "build-id:aa");
 	verified_run(db, m[2], a, 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 30, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 30, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:aa").got, "verified/3/0");
 	assert_int_equal(state(db, "build-id:aa").since, 30);
 	/* Re-decided without a change of state: since stays. */
 	build(db, "build-id:aa");
 	verified_run(db, m[3], a, 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 40, NULL, &changed), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 40, NULL, &changed), 0);
 	assert_int_equal(changed, 0);
 	assert_int_equal(state(db, "build-id:aa").since, 30);
 
 	/* An unconfirmed violation quarantines only where the policy says so. */
 	build(db, "build-id:bb");
 	assert_int_equal(violation(db, m[0], u, "unconfirmed", 4), 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 50, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 50, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:bb").got, "candidate/0/0");
 	build(db, "build-id:bb");
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, true, 60, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, true, false, 60, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:bb").got, "quarantined/0/0");
 
 	/* One confirmed violation anywhere outweighs four clean machines. */
 	build(db, "build-id:aa");
 	assert_int_equal(violation(db, m[3], a, "confirmed", 1), 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 70, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 70, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:aa").got, "quarantined/4/1");
 	shstk_db_close(db);
 }
@@ -233,14 +233,14 @@ static void test_db_fleet_sender_counts_once(void **state_)
 		m = machine(db, "203.0.113.9", id);
 		verified_run(db, m, b, 1);
 	}
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 10, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:cc").got, "auditing/1/0");
 	build(db, "build-id:cc");
 	m = machine(db, "203.0.113.10", "00000000000000000000000000000001");
 	verified_run(db, m, b, 1);
 	m = machine(db, "203.0.113.11", "00000000000000000000000000000001");
 	verified_run(db, m, b, 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 20, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 20, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:cc").got, "verified/3/0");
 	shstk_db_close(db);
 }
@@ -269,11 +269,11 @@ static void test_db_fleet_clean_needs_local_verification(void **state_)
 	assert_int_equal(decided(db, m[1], b, 10, "auditing"), 1);
 	verified_run(db, m[2], b, 1);
 	assert_int_equal(decided(db, m[2], b, 2000, "quarantined"), 1); /* the latest one counts */
-	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 10, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:dd").got, "auditing/0/0");
 	build(db, "build-id:dd");
 	assert_int_equal(decided(db, m[1], b, 20, "verified"), 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 20, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, false, 20, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:dd").got, "verified/1/0");
 	shstk_db_close(db);
 }
@@ -291,14 +291,15 @@ static void test_db_fleet_machine_counts_once(void **state_)
 		m = machine(db, senders[i], "0000000000000000000000000000000e");
 		verified_run(db, m, b, 1);
 	}
-	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, 10, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:ee").got, "auditing/1/0");
 	shstk_db_close(db);
 }
 
-static bool trust_only_s1(const char *sender, void *ud)
+static bool trust_only_s1(const char *sender, const char *machine_id, void *ud)
 {
 	(void)ud;
+	(void)machine_id;
 	return strcmp(sender, "s1") == 0;
 }
 
@@ -314,11 +315,11 @@ static void test_db_fleet_untrusted_stop_counting(void **state_)
 	m2 = machine(db, "s2", "00000000000000000000000000000002");
 	verified_run(db, m1, b, 1);
 	assert_int_equal(violation(db, m2, b, "confirmed", 1), 1);
-	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 10, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:ff").got, "quarantined/1/1");
 	assert_int_equal(shstk_db_fleet_trust(db, trust_only_s1, NULL), 0);
 	assert_int_equal(shstk_db_fleet_all_dirty(db), 0);
-	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 20, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, false, 20, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:ff").got, "verified/1/0");
 	shstk_db_close(db);
 }
@@ -335,8 +336,30 @@ static void test_db_fleet_latest_by_arrival(void **state_)
 	assert_int_equal(clean_run(db, m, b, 1), 1);
 	assert_int_equal(decided(db, m, b, 999999999, "verified"), 1); /* a clock a year ahead */
 	assert_int_equal(decided(db, m, b, 10, "auditing"), 1);        /* read later: the latest */
-	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, 10, NULL, NULL), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:ab").got, "auditing/0/0");
+	shstk_db_close(db);
+}
+
+/* Authenticated entries: a machine id counts once, whatever sender relayed it, even one relay for all. */
+static void test_db_fleet_authenticated_counts_machines(void **state_)
+{
+	struct shstk_db *db = fresh_db();
+	int64_t b, m;
+	char id[40];
+
+	(void)state_;
+	b = build(db, "build-id:ac");
+	for (int i = 0; i < 3; i++) {
+		snprintf(id, sizeof(id), "%032d", i + 1);
+		m = machine(db, "relay", id);
+		verified_run(db, m, b, 1);
+	}
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, false, 10, NULL, NULL), 0);
+	assert_string_equal(state(db, "build-id:ac").got, "auditing/1/0");
+	assert_int_equal(shstk_db_fleet_all_dirty(db), 0);
+	assert_int_equal(shstk_db_fleet_redecide(db, 3, false, true, 20, NULL, NULL), 0);
+	assert_string_equal(state(db, "build-id:ac").got, "verified/3/0");
 	shstk_db_close(db);
 }
 
@@ -351,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_db_fleet_machine_counts_once),
 		cmocka_unit_test(test_db_fleet_untrusted_stop_counting),
 		cmocka_unit_test(test_db_fleet_latest_by_arrival),
+		cmocka_unit_test(test_db_fleet_authenticated_counts_machines),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -324,6 +324,62 @@ static void test_fleet_homes_load(void **state)
 	shstk_fleet_homes_done(&h);
 }
 
+/*
+ * The MAC is HMAC-SHA256 over the sorted covered fields: the vector was
+ * computed with Python's hmac module, an implementation of its own; field
+ * order does not matter, MESSAGE= and PRIORITY= are not covered, and any
+ * covered field, the machine id or the key changes it.
+ */
+static void test_fleet_mac_vector_and_coverage(void **state)
+{
+	static const char want[] = "90254f75de3d40b3ab1276999140a9f1539add0c6acac323a5163e59820353a2";
+	const char *mid = "0123456789abcdef0123456789abcdef";
+	const char *f1[] = { "MESSAGE=x", "PRIORITY=6", "SHSTK_RUN=1", "MESSAGE_ID=abc", "SHSTK_IDENTITY=build-id:aa",
+			     "SHSTK_MAC=zz" };
+	const char *f2[] = { "SHSTK_IDENTITY=build-id:aa", "MESSAGE_ID=abc", "SHSTK_RUN=1", "MESSAGE=other",
+			     "PRIORITY=3" };
+	const char *f3[] = { "SHSTK_IDENTITY=build-id:ab", "MESSAGE_ID=abc", "SHSTK_RUN=1" };
+	size_t l1[6], l2[5], l3[3];
+	char mac[SHSTK_FLEET_MAC_HEX + 1];
+	uint8_t key[SHSTK_FLEET_KEY_LEN];
+	struct shstk_fleet_entry e = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < SHSTK_FLEET_KEY_LEN; i++)
+		key[i] = (uint8_t)i;
+	for (size_t i = 0; i < 6; i++)
+		l1[i] = strlen(f1[i]);
+	for (size_t i = 0; i < 5; i++)
+		l2[i] = strlen(f2[i]);
+	for (size_t i = 0; i < 3; i++)
+		l3[i] = strlen(f3[i]);
+	assert_int_equal(shstk_fleet_mac(key, mid, f1, l1, 6, mac), 0);
+	assert_string_equal(mac, want);
+	assert_int_equal(shstk_fleet_mac(key, mid, f2, l2, 5, mac), 0);
+	assert_string_equal(mac, want);
+	assert_int_equal(shstk_fleet_mac(key, mid, f3, l3, 3, mac), 0);
+	assert_string_not_equal(mac, want);
+	assert_int_equal(shstk_fleet_mac(key, "0123456789abcdef0123456789abcdee", f1, l1, 6, mac), 0);
+	assert_string_not_equal(mac, want);
+	key[31] ^= 1;
+	assert_int_equal(shstk_fleet_mac(key, mid, f1, l1, 6, mac), 0);
+	assert_string_not_equal(mac, want);
+	key[31] ^= 1;
+
+	/* Signing appends the same MAC (lengths from the NUL-terminated fields). */
+	for (size_t i = 0; i < 5; i++)
+		e.field[e.n++] = strdup(f2[i]);
+	assert_int_equal(shstk_fleet_entry_sign(&e, key, mid), 0);
+	assert_string_equal(shstk_fleet_entry_get(&e, "SHSTK_MAC"), want);
+	shstk_fleet_entry_done(&e);
+
+	assert_int_equal(shstk_fleet_key_parse(want, 64, key), 0);
+	assert_int_equal(key[0], 0x90);
+	assert_int_equal(shstk_fleet_key_parse(want, 63, key), -EINVAL);
+	assert_int_equal(shstk_fleet_key_parse("0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", 64, key),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_fleet_path_shareable),
 		cmocka_unit_test(test_fleet_run_hostile_strings),
 		cmocka_unit_test(test_fleet_homes_load),
+		cmocka_unit_test(test_fleet_mac_vector_and_coverage),
 		cmocka_unit_test_setup_teardown(test_fleet_path_owner_root_chain, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fleet_path_owner_not_root, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_fleet_path_owner_homes, tree_setup, tree_teardown),
