@@ -8,7 +8,9 @@
 # and debuginfod-find; it brings libdebuginfod1, which libdw loads) for
 # tests/integration/test_symbols.sh, and systemd-journal-remote (its
 # systemd-journal-remote and systemd-journal-upload carry the fleet test's
-# journal entries between simulated machines, tests/integration/test_fleet.sh).
+# journal entries between simulated machines, tests/integration/test_fleet.sh),
+# and auditd, for its ausearch: lane bochs-records reads the kernel's real
+# records with the audit userspace an administrator would use.
 # libdw-dev: the symboliser
 # (engine/symbols.c) is built on libdwfl.  Safe to run again: apt-get
 # skips what is installed.
@@ -26,7 +28,8 @@ man-db groff-base
 chromium
 pypy3 luajit nodejs
 debuginfod
-systemd-journal-remote"
+systemd-journal-remote
+auditd"
 
 pkgs=$build_pkgs
 [ "$what" = test ] && pkgs="$build_pkgs $test_pkgs"
