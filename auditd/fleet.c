@@ -390,6 +390,9 @@ static int history_cb(const struct shstk_db_decision_change *h, void *ud)
 		.new_state = h->new_state,
 		.old_decision = h->old_decision,
 		.new_decision = h->new_decision,
+		/* decide.c appends "; fleet (ORIGIN): ..." to the reason of a
+		 * state the fleet's verdict decided (fleet_reason()). */
+		.by = h->override ? "override" : h->reason && strstr(h->reason, "; fleet (") ? "fleet" : "local",
 	};
 	if (shstk_fleet_entry_decision(&fd, &e) >= 0)
 		send_entry(c->d, &e);

@@ -49,7 +49,7 @@
 
 struct entry {
 	const char *mid, *identity, *package, *version, *mode, *grade, *state, *decision, *old_state,
-		*old_decision, *kind, *action, *ip_object, *ret_object, *hostname, *boot_id, *uid, *fleet;
+		*old_decision, *kind, *action, *ip_object, *ret_object, *hostname, *boot_id, *uid, *fleet, *by;
 	int64_t run, started_us, ended_us, violation, time_us, ip_offset, ret_offset;
 	unsigned sources;
 	bool clean, have_run, have_violation, have_started, have_time;
@@ -161,6 +161,7 @@ static void field(struct entry *e, const char *d, size_t len)
 		S("_BOOT_ID", boot_id),
 		S("_UID", uid),
 		S("SHSTK_FLEET", fleet),
+		S("SHSTK_BY", by),
 #undef S
 	};
 	const char *eq = memchr(d, '=', len);
@@ -311,6 +312,7 @@ static int store(struct shstk_db *db, int64_t machine, struct entry *e, struct f
 								    .old_state = e->old_state,
 								    .old_decision = e->old_decision,
 								    .arrival = st->arrival_base + (int64_t)st->entries,
+								    .decided_by = e->by,
 							    });
 		if (r >= 0)
 			st->now.decisions += (uint64_t)r;

@@ -49,6 +49,7 @@ int shstk_db_fleet_violation_add(struct shstk_db *db, const struct shstk_db_flee
 struct shstk_db_fleet_decision {
 	int64_t machine, build, time_us;
 	int64_t arrival; /* the order ingest read it in: which decision is a machine's latest */
+	const char *decided_by; /* SHSTK_BY (engine/fleet.h): only "local" verifications count */
 	const char *state, *decision, *old_state, *old_decision;
 };
 int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet_decision *d);

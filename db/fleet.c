@@ -31,8 +31,8 @@ static const char SQL_VIOLATION_MERGE[] =
 	"ret_object = coalesce(ret_object, ?8), ret_offset = coalesce(ret_offset, ?9) "
 	"WHERE machine = ?1 AND violation = ?2 AND time_us = ?3";
 static const char SQL_DECISION_ADD[] =
-	"INSERT INTO fleet_decisions(machine, build, time_us, state, decision, old_state, old_decision, arrival) "
-	"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
+	"INSERT INTO fleet_decisions(machine, build, time_us, state, decision, old_state, old_decision, arrival, "
+	"decided_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING";
 
 /*
  * The fleet's decision per dirty build (db-fleet.h).  Counted are machines
@@ -49,9 +49,10 @@ static const char SQL_DECISION_ADD[] =
  */
 #define TRUSTED_MACHINE "JOIN fleet_machines m ON m.id = x.machine AND m.trusted "
 #define ONCE_BOTH_WAYS "min(count(DISTINCT m.sender), count(DISTINCT m.machine_id))"
+/* 'verified' only when the machine verified it on its own (decided_by local), not on the fleet's word. */
 #define LATEST_DECISION(machine, build) \
-	"(SELECT d.state FROM fleet_decisions d WHERE d.machine = " machine " AND d.build = " build \
-	" ORDER BY d.arrival DESC LIMIT 1)"
+	"(SELECT CASE WHEN d.decided_by = 'local' THEN d.state ELSE 'not-local' END FROM fleet_decisions d " \
+	"WHERE d.machine = " machine " AND d.build = " build " ORDER BY d.arrival DESC LIMIT 1)"
 #define REDECIDE_COUNT(once)                                                                                   \
 	"UPDATE fleet_builds SET "                                                                             \
 	"machines_clean = (SELECT " once " FROM (SELECT DISTINCT machine FROM fleet_runs r "                   \
@@ -210,7 +211,8 @@ int shstk_db_fleet_decision_add(struct shstk_db *db, const struct shstk_db_fleet
 	if (r < 0 || (r = db_bind_int64(db, st, 1, d->machine)) < 0 || (r = db_bind_int64(db, st, 2, d->build)) < 0 ||
 	    (r = db_bind_int64(db, st, 3, d->time_us)) < 0 || (r = db_bind_text(db, st, 4, d->state)) < 0 ||
 	    (r = db_bind_text(db, st, 5, d->decision)) < 0 || (r = db_bind_text(db, st, 6, d->old_state)) < 0 ||
-	    (r = db_bind_text(db, st, 7, d->old_decision)) < 0 || (r = db_bind_int64(db, st, 8, d->arrival)) < 0)
+	    (r = db_bind_text(db, st, 7, d->old_decision)) < 0 || (r = db_bind_int64(db, st, 8, d->arrival)) < 0 ||
+	    (r = db_bind_text(db, st, 9, d->decided_by)) < 0)
 		return r;
 	r = db_step_done(db, st);
 	return r < 0 ? r : sqlite3_changes(db->conn) > 0;

@@ -434,6 +434,7 @@ static const char migration_8[] =
 	"  old_state TEXT,\n"
 	"  old_decision TEXT,\n"
 	"  arrival INTEGER NOT NULL DEFAULT 0,\n" /* order read (the machine's clock may be wrong) */
+	"  decided_by TEXT,\n"                    /* SHSTK_BY: local, fleet, override */
 	"  PRIMARY KEY (machine, build, time_us, state)\n"
 	") WITHOUT ROWID;\n"
 	"CREATE TABLE fleet_verdicts (\n"

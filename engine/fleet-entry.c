@@ -341,5 +341,6 @@ int shstk_fleet_entry_decision(const struct shstk_fleet_decision *d, struct shst
 	add_str(ret, &err, "SHSTK_DECISION", d->new_decision);
 	add_str(ret, &err, "SHSTK_OLD_STATE", d->old_state);
 	add_str(ret, &err, "SHSTK_OLD_DECISION", d->old_decision);
+	add_str(ret, &err, "SHSTK_BY", d->by);
 	return finish(ret, err);
 }

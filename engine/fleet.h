@@ -155,6 +155,11 @@ struct shstk_fleet_decision {
 	const char *identity;
 	const char *package, *package_version;
 	const char *old_state, *new_state, *old_decision, *new_decision;
+	/* SHSTK_BY: what decided it: "local" (this machine's evidence and
+	 * policy), "fleet" (a collector's verdict it imported), "override"
+	 * (its administrator).  A collector counts only "local" verifications:
+	 * a machine that took the fleet's word must not vouch for it again. */
+	const char *by;
 };
 
 /*

@@ -117,7 +117,7 @@ def main():
             w("__REALTIME_TIMESTAMP=%d\n__MONOTONIC_TIMESTAMP=%d\n%sMESSAGE_ID=%s\nPRIORITY=6\n"
               "MESSAGE=shstk decision: %s candidate -> %s\nSHSTK_IDENTITY=%s\nSHSTK_BUILD_ID=%s\n"
               "SHSTK_PACKAGE_VERSION=1.0-1\nSHSTK_TIME_US=%d\nSHSTK_STATE=%s\nSHSTK_DECISION=%s\n"
-              "SHSTK_OLD_STATE=candidate\nSHSTK_OLD_DECISION=audit\n\n"
+              "SHSTK_OLD_STATE=candidate\nSHSTK_OLD_DECISION=audit\nSHSTK_BY=local\n\n"
               % (t, mono, head, MID_DECISION, ident, a.local_state, ident, ident[9:], t, a.local_state, decision))
 
 

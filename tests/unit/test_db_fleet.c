@@ -69,12 +69,17 @@ static int clean_run(struct shstk_db *db, int64_t m, int64_t b, int64_t run)
 
 /* The machine's own decision about the build, at @t (its clock), read in that order. */
 static int64_t arrivals;
-static int decided(struct shstk_db *db, int64_t m, int64_t b, int64_t t, const char *st)
+static int decided_by(struct shstk_db *db, int64_t m, int64_t b, int64_t t, const char *st, const char *by)
 {
 	return shstk_db_fleet_decision_add(db, &(struct shstk_db_fleet_decision){
 						       .machine = m, .build = b, .time_us = t, .state = st,
 						       .decision = strcmp(st, "verified") == 0 ? "enforce" : "audit",
-						       .arrival = ++arrivals });
+						       .arrival = ++arrivals, .decided_by = by });
+}
+
+static int decided(struct shstk_db *db, int64_t m, int64_t b, int64_t t, const char *st)
+{
+	return decided_by(db, m, b, t, st, "local");
 }
 
 /* A clean run on a machine that then verified the build itself. */
@@ -269,6 +274,16 @@ static void test_db_fleet_clean_needs_local_verification(void **state_)
 	assert_int_equal(decided(db, m[1], b, 10, "auditing"), 1);
 	verified_run(db, m[2], b, 1);
 	assert_int_equal(decided(db, m[2], b, 2000, "quarantined"), 1); /* the latest one counts */
+	/* verified on the fleet's word (an imported verdict) or by an override: not its own */
+	{
+		int64_t m3 = machine(db, "s3", "00000000000000000000000000000004");
+		int64_t m4 = machine(db, "s4", "00000000000000000000000000000005");
+
+		assert_int_equal(clean_run(db, m3, b, 1), 1);
+		assert_int_equal(decided_by(db, m3, b, 20, "verified", "fleet"), 1);
+		assert_int_equal(clean_run(db, m4, b, 1), 1);
+		assert_int_equal(decided_by(db, m4, b, 20, "verified", "override"), 1);
+	}
 	assert_int_equal(shstk_db_fleet_redecide(db, 1, false, false, 10, NULL, NULL), 0);
 	assert_string_equal(state(db, "build-id:dd").got, "auditing/0/0");
 	build(db, "build-id:dd");
