@@ -96,7 +96,8 @@ static void sb_json_object(struct sqlbuf *b, const struct bundle_col *cols, size
 		sb_add(b, "%s'%s', %s.%s", i ? ", " : "", cols[i].name, alias, cols[i].name);
 }
 
-static int run_stmt_text(struct shstk_db *db, const char *sql, const char *bind1, char **ret_text)
+/* Runs @sql with ?1 = @bind1 and ?2 = @bind2 (text, each only if not NULL): one text result in *ret_text. */
+static int run_stmt_text2(struct shstk_db *db, const char *sql, const char *bind1, const char *bind2, char **ret_text)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -104,7 +105,8 @@ static int run_stmt_text(struct shstk_db *db, const char *sql, const char *bind1
 	rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return db_error(db, rc);
-	if (bind1 && sqlite3_bind_text(st, 1, bind1, -1, SQLITE_STATIC) != SQLITE_OK) {
+	if ((bind1 && sqlite3_bind_text(st, 1, bind1, -1, SQLITE_STATIC) != SQLITE_OK) ||
+	    (bind2 && sqlite3_bind_text(st, 2, bind2, -1, SQLITE_STATIC) != SQLITE_OK)) {
 		rc = db_error(db, sqlite3_errcode(db->conn));
 		sqlite3_finalize(st);
 		return rc;
@@ -125,35 +127,12 @@ static int run_stmt_text(struct shstk_db *db, const char *sql, const char *bind1
 	return rc;
 }
 
-/* ---- the fleet's verdicts (version 2) ---------------------------------------------- */
-
-/* Runs @sql with ?1 = @a and ?2 = @b (text), one text result in *ret_text. */
-static int run_stmt_text2(struct shstk_db *db, const char *sql, const char *a, const char *b, char **ret_text)
+static int run_stmt_text(struct shstk_db *db, const char *sql, const char *bind1, char **ret_text)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	rc = sqlite3_prepare_v2(db->conn, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return db_error(db, rc);
-	if (sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC) != SQLITE_OK) {
-		rc = db_error(db, sqlite3_errcode(db->conn));
-		sqlite3_finalize(st);
-		return rc;
-	}
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
-
-		*ret_text = t ? strdup(t) : NULL;
-		rc = t && !*ret_text ? -ENOMEM : 0;
-	} else {
-		rc = rc == SQLITE_DONE ? (*ret_text = NULL, 0) : db_error(db, rc);
-	}
-	sqlite3_finalize(st);
-	return rc;
+	return run_stmt_text2(db, sql, bind1, NULL, ret_text);
 }
+
+/* ---- the fleet's verdicts (version 2) ---------------------------------------------- */
 
 /*
  * The CRC-32C of the document's fleet section as SQLite renders it
