@@ -219,8 +219,8 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 			      " machines over the limit of %u per sender not read", st.bad_machine_ids,
 			      st.capped_machines, FLEET_MAX_MACHINES_PER_SENDER);
 	if (st.cursors_gone)
-		warn("fleet ingest: the stored position of %" PRIu64 " machine%s is gone from the files (vacuumed or "
-		     "rotated away): read on from the next entry; anything between was not seen",
+		warn("fleet ingest: the stored position of %" PRIu64 " machine%s is gone from the files (vacuumed, set "
+		     "aside, a new file): read again from the first entry (rows already stored count once)",
 		     st.cursors_gone, st.cursors_gone == 1 ? "" : "s");
 	if (r == -EBADMSG) {
 		r = shstkctl_error("fleet ingest: %" PRIu64 " sender%s not read to the end: corrupt journal file %s%s%s; "

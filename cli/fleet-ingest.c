@@ -596,7 +596,7 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 {
 	_cleanup_free_ char *cursor = NULL, *host = NULL;
 	sd_journal *j = s->j;
-	bool current = false, host_seen = false;
+	bool host_seen = false;
 	const struct fleet_key *k = NULL;
 	int64_t machine;
 	uint64_t added = 0;
@@ -617,26 +617,32 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 	if (r < 0)
 		return r;
 	if (cursor) {
-		/* Seeking lands on the cursor's entry, or on the next one when
-		 * that entry is gone (vacuumed, or its file rotated away): then
-		 * the entry landed on is new and is read first. */
+		/*
+		 * Seeking lands on the cursor's entry when it is still there.
+		 * When it is gone (vacuumed, its file set aside, a new file of
+		 * another sequence after journal-remote restarted) sd-journal
+		 * seeks by time instead, and a machine whose clock went back
+		 * would land after all its new entries: nothing read, silently.
+		 * So a gone position reads the machine again from its first
+		 * entry; its rows are keyed by its own numbers, so what was
+		 * stored before counts once.
+		 */
 		r = sd_journal_next(j);
 		if (r < 0)
 			return r;
-		if (r > 0 && sd_journal_test_cursor(j, cursor) <= 0) {
-			current = true;
+		if (r == 0 || sd_journal_test_cursor(j, cursor) <= 0) {
 			st->cursors_gone++;
+			r = sd_journal_seek_head(j);
+			if (r < 0)
+				return r;
 		}
 	}
 	for (;;) {
 		struct entry e;
 
-		if (!current) {
-			r = sd_journal_next(j);
-			if (r <= 0)
-				break;
-		}
-		current = false;
+		r = sd_journal_next(j);
+		if (r <= 0)
+			break;
 		r = one_entry(j, db, machine, k, &e, st);
 		if (r < 0)
 			return r;

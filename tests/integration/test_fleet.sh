@@ -432,6 +432,19 @@ else
 	bad "after the vacuum: $(sq "$v" "select group_concat(run) from fleet_runs") of $vac_runs runs; $(cat "$w/vac.log")"
 fi
 
+# The file replaced again, by entries of a clock that went back (a new boot,
+# journal-remote restarted): seeking by time would land after all of them.
+python3 "$gen" --machines 1 --entries-per-machine 6 --builds 3 --host-prefix vac --time 1790000000000000 >"$w/vac3.export"
+back_runs=$(grep -c '^SHSTK_RUN=' "$w/vac3.export")
+rm -f "$w/vac/remote-vac.journal"
+/lib/systemd/systemd-journal-remote --output="$w/vac/remote-vac.journal" "$w/vac3.export" >/dev/null 2>&1 || bad "the third file"
+"$ctl" --db "$v" fleet ingest --journal "$w/vac" --policy "$w/any.conf" >"$w/vac3.log" 2>&1 || bad "ingest of the clock gone back"
+if [ "$(sq "$v" "select count(*) from fleet_runs")" = "$((vac_runs + back_runs))" ]; then
+	ok "entries from a clock gone back, in a new file, are read too: $back_runs more runs"
+else
+	bad "after the clock went back: $(sq "$v" "select count(*) from fleet_runs") runs, want $((vac_runs + back_runs)); $(cat "$w/vac3.log")"
+fi
+
 # A corrupt file: its sender fails loudly (named), every time; another sender is read.
 mkdir -p "$w/cor"
 cp "$w/big/remote-big.journal" "$w/cor/remote-bad.journal"
