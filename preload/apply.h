@@ -9,6 +9,9 @@
  * always_inline holds at -O0 too.  The includer defines
  *   SHSTK_PL_PRCTL(op, arg)  an inline raw arch_prctl returning -errno
  *   SHSTK_PL_SET_TCB()       set the glibc TCB feature_1 SHSTK bit
+ *   SHSTK_PL_KPOLICY()       the kernel's per-program policy of this process
+ *                            (SHSTK_EV_KPOL_*; read from /proc, so only on
+ *                            the rare path that needs it)
  * (the unit test defines mocks).
  */
 #ifndef SHSTK_PRELOAD_APPLY_H
@@ -72,14 +75,23 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 		if (r == 0) {
 			res->applied = SHSTK_DECISION_AUDIT;
 		} else {
-			/* An audit decision must never turn into enforcement: switch it off again. */
+			/*
+			 * An audit decision must never turn into enforcement:
+			 * switch it off again.  Unless root's per-program policy
+			 * on the file (trusted.shstk=enforce, only ever set by
+			 * hand: engine/filepolicy.c writes off and audit) is
+			 * why audit was refused: the administrator's word on
+			 * this one file outranks the allowlist's.
+			 */
 			shstk_pl_fail(res, r);
 			res->flags |= SHSTK_EV_F_AUDIT_REFUSED;
-			r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
-			if (r == 0)
-				res->applied = SHSTK_DECISION_OFF;
-			else
-				res->flags |= SHSTK_EV_F_DISABLE_FAILED;
+			if (r != -EPERM || SHSTK_PL_KPOLICY() != SHSTK_EV_KPOL_ENFORCE) {
+				r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+				if (r == 0)
+					res->applied = SHSTK_DECISION_OFF;
+				else
+					res->flags |= SHSTK_EV_F_DISABLE_FAILED;
+			}
 		}
 	}
 	if (plan->lock && res->applied == SHSTK_DECISION_ENFORCE) {

@@ -50,7 +50,19 @@ static inline __attribute__((always_inline)) long pl_raw_arch_prctl(long op, uns
 			 :                                                          \
 			 : "i"(SHSTK_GLIBC_FEATURE_1_SHSTK), "i"(SHSTK_GLIBC_TCB_FEATURE_1) \
 			 : "memory")
+#define SHSTK_PL_KPOLICY() pl_kpolicy_now()
+static int pl_kpolicy_now(void);
 #include "apply.h"
+
+/* The kernel's per-program policy of this process, read now (apply.h's rare path). */
+static int pl_kpolicy_now(void)
+{
+	struct shstk_pl_status ps;
+
+	if (shstk_pl_read_status(&ps) < 0)
+		return SHSTK_EV_KPOL_UNKNOWN;
+	return ps.kernel_policy;
+}
 
 struct shstk_pl_state shstk_pl_state;
 uint8_t shstk_pl_gate_active;

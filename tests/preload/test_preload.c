@@ -58,6 +58,9 @@ static long mock_prctl(long op, unsigned long arg)
 	return r;
 }
 
+static int mock_kpolicy = SHSTK_EV_KPOL_NONE;
+static int kpolicy_reads;
+
 static void mock_reset(void)
 {
 	memset(calls, 0, sizeof(calls));
@@ -65,10 +68,13 @@ static void mock_reset(void)
 	ncalls = 0;
 	tcb_sets = 0;
 	mock_features = 0;
+	mock_kpolicy = SHSTK_EV_KPOL_NONE;
+	kpolicy_reads = 0;
 }
 
 #define SHSTK_PL_PRCTL(op, arg) mock_prctl((op), (unsigned long)(arg))
 #define SHSTK_PL_SET_TCB() (tcb_sets++)
+#define SHSTK_PL_KPOLICY() (kpolicy_reads++, mock_kpolicy)
 #include "apply.h"
 
 static void assert_call(int i, long op, unsigned long arg)
@@ -335,13 +341,35 @@ static void test_preload_apply_audit_refused_turns_off(void **state)
 	assert_true(res.flags & SHSTK_EV_F_AUDIT_REFUSED);
 	assert_int_equal(res.err, EINVAL);
 
-	/* Accepted: audit, never locked. */
+	/* Accepted: audit, never locked; the kernel policy is not read. */
 	mock_reset();
 	shstk_pl_apply(&p, &res);
 	assert_int_equal(ncalls, 3);
 	assert_call(2, SHSTK_ARCH_SHSTK_STATUS, 0);
 	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
 	assert_false(res.flags & SHSTK_EV_F_LOCKED);
+	assert_int_equal(kpolicy_reads, 0);
+
+	/* Refused (EPERM) by a per-program policy that is not enforce: off, as before. */
+	mock_reset();
+	mock_ret[1] = -EPERM;
+	mock_kpolicy = SHSTK_EV_KPOL_NONE;
+	shstk_pl_apply(&p, &res);
+	assert_call(2, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_int_equal(res.applied, SHSTK_DECISION_OFF);
+	assert_int_equal(kpolicy_reads, 1);
+
+	/* Refused because root set trusted.shstk=enforce on the file: root's
+	 * word on this file wins over the allowlist's audit, the stack stays on. */
+	mock_reset();
+	mock_ret[1] = -EPERM;
+	mock_kpolicy = SHSTK_EV_KPOL_ENFORCE;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(ncalls, 3);
+	assert_call(2, SHSTK_ARCH_SHSTK_STATUS, 0);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_true(res.flags & SHSTK_EV_F_AUDIT_REFUSED);
+	assert_false(res.flags & SHSTK_EV_F_DISABLE_FAILED);
 }
 
 static void test_preload_apply_libc_enabled(void **state)
