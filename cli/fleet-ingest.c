@@ -799,7 +799,8 @@ static int list_senders(const char *dir, struct sender_list *l, struct fleet_ing
 	closedir(d);
 	if (r < 0)
 		return r;
-	qsort(l->v, l->n, sizeof(*l->v), cmp_sender);
+	if (l->n) /* qsort's array may not be NULL, even empty */
+		qsort(l->v, l->n, sizeof(*l->v), cmp_sender);
 	for (size_t i = 0; i < l->n; i++)
 		qsort(l->v[i].files, l->v[i].n_files, sizeof(char *), cmp_str);
 	return 0;
