@@ -6,10 +6,11 @@
 #
 # Phases:
 #   1. packages (apt-get, as root)
-#   2. host tests in a build matrix: {gcc, clang} x {plain, ASan+UBSan}, -Werror
+#   2. the patched kernel (cached under $SHSTK_CACHE, default /var/cache/shstk-policy)
+#   3. the emulators and the other cached inputs (scripts/ci-prepare.d/), which
+#      some host tests read too (the CET glibc)
+#   4. host tests in a build matrix: {gcc, clang} x {plain, ASan+UBSan}, -Werror
 #      (suites unit, integration, kernel; fuzz in the clang build)
-#   3. the patched kernel (cached under $SHSTK_CACHE, default /var/cache/shstk-policy)
-#   4. the emulators and the other cached lane inputs (scripts/ci-prepare.d/)
 #   5. the emulator lanes (QEMU TCG and Bochs 3.0 CET emulation), serially
 #
 # Environment: SHSTK_CACHE (cache dir), SHSTK_TEST_QUICK=1 (one build, no
@@ -75,12 +76,11 @@ matrix_build() {
 		logs="$logs $art/testlog-$name.json"
 }
 
-matrix_build gcc gcc none unit integration kernel
+# The cached inputs first: the emulator lanes need them, and so do some unit
+# and integration tests (the CET glibc: test_libc_info, test_deps,
+# test_libc.sh), which on a cold cache would otherwise run before it exists.
+# None of these steps needs a build of the project.
 if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
-	matrix_build gcc-asan gcc address,undefined unit integration
-	matrix_build clang clang none unit integration fuzz
-	matrix_build clang-asan clang address,undefined unit integration
-
 	if [ -x kernel-patches/build ]; then
 		run_step kernel-build kernel-patches/build
 	fi
@@ -94,6 +94,14 @@ if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
 		[ -x "$prep" ] || continue
 		run_step "$(basename "$prep")" "$prep"
 	done
+fi
+
+matrix_build gcc gcc none unit integration kernel
+if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
+	matrix_build gcc-asan gcc address,undefined unit integration
+	matrix_build clang clang none unit integration fuzz
+	matrix_build clang-asan clang address,undefined unit integration
+
 	if [ -f tests/emu/meson.build ]; then
 		step "emulator lanes"
 		meson test -C "$top/build-test-gcc" --print-errorlogs --num-processes 1 --suite emu
