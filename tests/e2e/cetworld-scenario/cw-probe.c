@@ -3,9 +3,9 @@
  * The CET world's probe (lane bochs-cetworld), built by `lane` in the CET C
  * library's build root with -fcf-protection=full, so that it and its whole
  * closure (crt files, libc.so.6) are marked SHSTK and glibc's ld.so enables
- * and locks its shadow stack by itself. Built three times with a different
- * CW_ROLE (main, quarantined, audited): three build-ids, so that the
- * allowlist and shstkd can tell them apart.
+ * and locks its shadow stack by itself. Built five times with a different
+ * CW_ROLE (main, quarantined, audited, and good and bad for the rollout):
+ * five build-ids, so that the allowlist and shstkd can tell them apart.
  *
  *   cw-probe status    prints the kernel's view of its shadow stack
  *   cw-probe hold      the same, then waits until it is killed (shstkd must
