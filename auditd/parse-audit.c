@@ -112,8 +112,9 @@ static int copy_name(const struct field *f, const char *const *names, char *buf,
 
 /* arch/x86/kernel/cet.c cp_err[], the only strings the kernel passes as kind. */
 static const char *const kinds[] = { "near ret", "far/iret", "endbranch", "rstorssp", "setssbsy", "unknown", NULL };
-static const char *const modes[] = { "enforce", "audit", NULL };
-/* killed: SIGSEGV, no handler; signal: SIGSEGV to a handler; resync: audit mode, carried on */
+/* compat: kernel patch 0011, fatal only where marked code is involved */
+static const char *const modes[] = { "enforce", "audit", "compat", NULL };
+/* killed: SIGSEGV, no handler; signal: SIGSEGV to a handler; resync: audit or compat mode, carried on */
 static const char *const actions[] = { "killed", "signal", "resync", NULL };
 
 /*

@@ -77,7 +77,7 @@ struct shstk_audit_record {
 	char obj[SHSTK_AUDIT_PATH_MAX];     /* the file ip is mapped from ("" if absent) */
 	char ret_obj[SHSTK_AUDIT_PATH_MAX]; /* the file the expected return is in */
 	char kind[16];          /* "near ret", "far/iret", ... */
-	char mode[16];          /* shstk_mode=: "enforce", "audit" */
+	char mode[16];          /* shstk_mode=: "enforce", "audit", "compat" */
 	char action[16];        /* shstk_action=: "killed", "signal", "resync" */
 };
 

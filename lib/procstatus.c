@@ -169,7 +169,10 @@ const char *shstk_proc_status_applied(const struct shstk_proc_status *st)
 {
 	if (!st->has_features || !shstk_proc_features_has(st->features, "shstk"))
 		return "off";
-	return shstk_proc_features_has(st->features, "audit") ? "audit" : "enforce";
+	/* audit mode wins over compatibility mode in the kernel too */
+	if (shstk_proc_features_has(st->features, "audit"))
+		return "audit";
+	return shstk_proc_features_has(st->features, "compat") ? "compat" : "enforce";
 }
 
 bool shstk_proc_status_locked(const struct shstk_proc_status *st)

@@ -253,6 +253,19 @@ static void test_parse_audit_objects(void **state)
 	assert_string_equal(o.ret_object, "/lib/libc.so.6"); /* hex-encoded like exe= */
 	assert_int_equal(o.ret_offset, 0x251a0);
 
+	/* kernel patch 0011: compatibility mode re-synchronises like audit mode */
+	{
+		static const char compat[] =
+			"audit(1764755000.123:44): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
+			"ip=0x7f0000001000 sp=0x2 ssp=0x7ffd0 error=0x1 kind=\"near ret\" "
+			"shstk_mode=compat shstk_action=resync count=1";
+
+		assert_int_equal(shstk_audit_parse(compat, sizeof(compat) - 1, 1704, &r, NULL), 1);
+		assert_string_equal(r.mode, "compat");
+		shstk_audit_to_obs(&r, &o);
+		assert_string_equal(o.action, "continued");
+	}
+
 	/* anonymous memory (JIT code): no object, the addresses only */
 	assert_int_equal(shstk_audit_parse(anon, sizeof(anon) - 1, 1704, &r, NULL), 1);
 	shstk_audit_to_obs(&r, &o);

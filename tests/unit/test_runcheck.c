@@ -52,6 +52,13 @@ static void test_runcheck_status_applied(void **state)
 	st = status_of("shstk ", "");
 	assert_string_equal(shstk_proc_status_applied(&st), "enforce");
 	assert_false(shstk_proc_status_locked(&st));
+	/* kernel patch 0011: compatibility mode; audit mode takes precedence */
+	st = status_of("shstk compat ", "shstk ");
+	assert_string_equal(shstk_proc_status_applied(&st), "compat");
+	st = status_of("shstk audit compat ", "");
+	assert_string_equal(shstk_proc_status_applied(&st), "audit");
+	st = status_of("compat ", "");
+	assert_string_equal(shstk_proc_status_applied(&st), "off");
 	/* wrss alone is no shadow stack; "shstkx" is not "shstk" */
 	st = status_of("wrss shstkx ", "shstk ");
 	assert_string_equal(shstk_proc_status_applied(&st), "off");
