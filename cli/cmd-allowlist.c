@@ -28,7 +28,7 @@ static void usage(FILE *f)
 {
 	fputs("Usage: shstkctl allowlist dump [FILE]\n"
 	      "       shstkctl allowlist write [-o FILE] [--generation N] [--stage N]\n"
-	      "                                [--allow-overrides] [--refuse-dlopen]\n"
+	      "                                [--allow-overrides] [--refuse-dlopen | --compat-dlopen]\n"
 	      "                                [--from LIST|-] [ENTRY...]\n"
 	      "\n"
 	      "The allowlist is the file the preload maps at every process start; shstkd (and\n"
@@ -53,6 +53,9 @@ static void usage(FILE *f)
 	      "  --stage N          the header's stage number (0 off ... 3 enforce-marked)\n"
 	      "  --allow-overrides  let the preload honour SHSTK_POLICY in non-setuid processes\n"
 	      "  --refuse-dlopen    ask the preload to refuse unmarked dlopen()ed objects\n"
+	      "  --compat-dlopen    ask the preload to enforce in the kernel's compatibility\n"
+	      "                     mode: unmarked objects may violate (survived, recorded),\n"
+	      "                     marked code may not\n"
 	      "  --from LIST        read entries from LIST ('-': standard input)\n"
 	      "The allowlist is a file, not the database: there is no --db here.\n"
 	      "\n"
@@ -101,7 +104,10 @@ static int dump(const char *path)
 	       "\n# flags %s%s\n# entries %" PRIu32 "\n# body-crc 0x%08" PRIx32 "\n",
 	       path, SHSTK_AL_VERSION, al.generation, when, al.stage,
 	       al.flags & SHSTK_AL_F_OVERRIDES ? "allow-overrides " : "",
-	       al.flags & SHSTK_AL_F_DLOPEN_REFUSE ? "refuse-dlopen" : "allow-dlopen", al.count,
+	       al.flags & SHSTK_AL_F_DLOPEN_REFUSE  ? "refuse-dlopen" :
+	       al.flags & SHSTK_AL_F_DLOPEN_COMPAT ? "compat-dlopen" :
+						     "allow-dlopen",
+	       al.count,
 	       al.body_crc);
 	for (uint32_t i = 0; i < al.count; i++) {
 		struct shstk_al_entry e;
@@ -303,6 +309,7 @@ static int write_cmd(int argc, char **argv)
 		{ "stage", required_argument, NULL, 's' },
 		{ "allow-overrides", no_argument, NULL, 'O' },
 		{ "refuse-dlopen", no_argument, NULL, 'R' },
+		{ "compat-dlopen", no_argument, NULL, 'C' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -338,6 +345,9 @@ static int write_cmd(int argc, char **argv)
 		case 'R':
 			hp.flags |= SHSTK_AL_F_DLOPEN_REFUSE;
 			break;
+		case 'C':
+			hp.flags |= SHSTK_AL_F_DLOPEN_COMPAT;
+			break;
 		case 'f':
 			from = optarg;
 			break;
@@ -348,6 +358,10 @@ static int write_cmd(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if ((hp.flags & SHSTK_AL_F_DLOPEN_REFUSE) && (hp.flags & SHSTK_AL_F_DLOPEN_COMPAT)) {
+		fprintf(stderr, "shstkctl: --refuse-dlopen and --compat-dlopen exclude each other\n");
+		return 2;
 	}
 	r = from ? read_list(&vec, from) : 0;
 	for (int i = optind; r >= 0 && i < argc; i++)

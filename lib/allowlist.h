@@ -69,7 +69,10 @@
 /* Header flags. */
 #define SHSTK_AL_F_OVERRIDES 0x1u    /* honour SHSTK_POLICY in non-secure processes */
 #define SHSTK_AL_F_DLOPEN_REFUSE 0x2u /* refuse unmarked/denied dlopen (default: allow+report) */
-#define SHSTK_AL_F_ALL 0x3u
+/* enforce in the kernel's compatibility mode (patch 0012): unmarked objects
+ * may violate and are reported, marked code may not */
+#define SHSTK_AL_F_DLOPEN_COMPAT 0x4u
+#define SHSTK_AL_F_ALL 0x7u
 
 /* Entry flags. */
 #define SHSTK_AL_E_NO_LOCK 0x1u        /* enforce without ARCH_SHSTK_LOCK */

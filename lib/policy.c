@@ -41,7 +41,7 @@ static const char *const state_names[] = { "ineligible", "candidate", "auditing"
 static const char *const decision_names[] = { "off", "audit", "enforce" };
 static const char *const risk_action_names[] = { "ignore", "audit-only", "deny" };
 static const char *const rule_action_names[] = { "deny", "audit-only", "allow", "trust-marking" };
-static const char *const dlopen_names[] = { "allow-and-report", "refuse" };
+static const char *const dlopen_names[] = { "allow-and-report", "refuse", "compat" };
 static const char *const unconfirmed_names[] = { "record", "quarantine" };
 
 #define NAME_OF(table, v) ((size_t)(v) < ELEMENTSOF(table) ? (table)[(v)] : NULL)
@@ -165,6 +165,8 @@ uint32_t shstk_policy_allowlist_flags(const struct shstk_policy *p)
 		f |= SHSTK_AL_F_OVERRIDES;
 	if (p->dlopen_unmarked == SHSTK_DLOPEN_REFUSE)
 		f |= SHSTK_AL_F_DLOPEN_REFUSE;
+	else if (p->dlopen_unmarked == SHSTK_DLOPEN_COMPAT)
+		f |= SHSTK_AL_F_DLOPEN_COMPAT;
 	return f;
 }
 

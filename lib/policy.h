@@ -53,6 +53,7 @@ enum shstk_rule_action {
 enum shstk_dlopen_policy {
 	SHSTK_DLOPEN_ALLOW_AND_REPORT = 0,
 	SHSTK_DLOPEN_REFUSE,
+	SHSTK_DLOPEN_COMPAT,
 };
 
 /*

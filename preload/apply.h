@@ -94,13 +94,39 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 			}
 		}
 	}
+	if (plan->compat && res->applied == SHSTK_DECISION_ENFORCE) {
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_COMPAT);
+		if (r == 0) {
+			res->flags |= SHSTK_EV_F_COMPAT;
+		} else if (plan->compat_needed) {
+			/*
+			 * A kernel without compatibility mode (or a policy
+			 * refusing it): an unmarked object is loaded, so do
+			 * what the preload did before the mode existed, audit.
+			 */
+			res->flags |= SHSTK_EV_F_DEMOTED_UNMARKED;
+			r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
+			if (r == 0) {
+				res->applied = SHSTK_DECISION_AUDIT;
+			} else {
+				shstk_pl_fail(res, r);
+				res->flags |= SHSTK_EV_F_AUDIT_REFUSED;
+				r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+				if (r == 0)
+					res->applied = SHSTK_DECISION_OFF;
+				else
+					res->flags |= SHSTK_EV_F_DISABLE_FAILED;
+			}
+		}
+	}
 	if (plan->lock && res->applied == SHSTK_DECISION_ENFORCE) {
 		/* Kernel series v2 keeps the audit bit across exec: an enforce
 		 * decision must not run in an audit mode its parent chose.  Off
 		 * (an error on a kernel without the bit means there is none to
 		 * clear), then locked with the stack, so it stays off. */
 		(void)SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
-		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_LOCK,
+				   SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT | SHSTK_ARCH_SHSTK_COMPAT);
 		if (r == 0) {
 			res->flags |= SHSTK_EV_F_LOCKED;
 		} else {

@@ -55,7 +55,7 @@ static void apply_override(const struct shstk_pl_input *in, struct shstk_pl_plan
 void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret)
 {
 	struct shstk_pl_plan p = { .decision = SHSTK_DECISION_OFF, .listed = -1 };
-	bool marking_waived;
+	bool marking_waived, compat;
 
 	p.flags = (in->secure ? SHSTK_EV_F_SECURE : 0) | (in->all_marked ? SHSTK_EV_F_ALL_MARKED : 0) |
 		  (in->libc_marked ? SHSTK_EV_F_LIBC_MARKED : 0);
@@ -94,9 +94,20 @@ void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret)
 	 */
 	marking_waived = p.source == SHSTK_PL_SRC_OVERRIDE ||
 			 (in->entry.flags & SHSTK_AL_E_IGNORE_MARKING);
+	/*
+	 * In the kernel's compatibility mode an unmarked object's violations
+	 * are survived and recorded while the marked code stays enforced: no
+	 * need to give up enforcement for all of it (unless the kernel
+	 * refuses the mode: shstk_pl_apply() falls back to audit then).
+	 */
+	compat = (in->al_flags & SHSTK_AL_F_DLOPEN_COMPAT) && !p.libc_on;
 	if (p.decision == SHSTK_DECISION_ENFORCE && !in->all_marked && !marking_waived) {
-		p.decision = SHSTK_DECISION_AUDIT;
-		p.flags |= SHSTK_EV_F_DEMOTED_UNMARKED;
+		if (compat) {
+			p.compat_needed = true;
+		} else {
+			p.decision = SHSTK_DECISION_AUDIT;
+			p.flags |= SHSTK_EV_F_DEMOTED_UNMARKED;
+		}
 	}
 
 	if (p.libc_on) {
@@ -105,6 +116,7 @@ void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret)
 	} else if (p.decision != SHSTK_DECISION_OFF) {
 		p.enable = true;
 		p.audit = p.decision == SHSTK_DECISION_AUDIT;
+		p.compat = compat && p.decision == SHSTK_DECISION_ENFORCE;
 		/* Only an aware libc reads the TCB bit; on others, setting it would pretend. */
 		p.set_tcb = in->libc_marked;
 	}
@@ -132,6 +144,7 @@ int shstk_pl_dlopen_verdict(bool shstk_active, bool marked, int lookup,
 		f |= SHSTK_EV_F_DLOPEN_UNMARKED;
 	if (!f)
 		return SHSTK_PL_DL_ALLOW;
+	/* compat: loaded and reported; its violations are survived (marked code's are not) */
 	if (al_flags & SHSTK_AL_F_DLOPEN_REFUSE)
 		f |= SHSTK_EV_F_DLOPEN_REFUSED;
 	*ret_flags = f;

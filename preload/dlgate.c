@@ -272,8 +272,12 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &g.target) != 0)
 		g.target = NULL;
 	dl_iterate_phdr(gate_cb, &g);
-	if (g.verdict != SHSTK_PL_DL_REFUSE)
+	if (g.verdict != SHSTK_PL_DL_REFUSE) {
+		/* compatibility mode: what it added is marked code or not */
+		if (shstk_pl_state.compat)
+			(void)shstk_pl_mark_objects();
 		return handle;
+	}
 	snprintf(pl_dlerr, sizeof(pl_dlerr),
 		 "%s: refused by shstk-policy: %s is not marked SHSTK or is denied by the allowlist, "
 		 "and this process runs with a shadow stack (policy: refuse)",

@@ -7,8 +7,12 @@
  */
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "preload.h"
+#include "sys.h"
 
 #define NT_GNU_PROPERTY_TYPE_0_ 5
 #define NT_GNU_BUILD_ID_ 3
@@ -119,6 +123,69 @@ void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info 
 			continue;
 		shstk_pl_scan_notes((const uint8_t *)(info->dlpi_addr + ph->p_vaddr), len, ph->p_align, ret);
 	}
+}
+
+/*
+ * x86 PROT_SHSTK_MARKED (kernel patch 0011): the code of an object marked
+ * SHSTK, for the kernel's compatibility mode.  The kernel marks only the
+ * interpreter (or a static program) at exec; the rest is the loader's job,
+ * which glibc's ld.so does not do, so the preload does it.
+ */
+#define PL_PROT_SHSTK_MARKED 0x10
+
+struct mark_walk {
+	uintptr_t vdso;
+	long page;
+	bool failed;
+};
+
+static int mark_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct mark_walk *w = data;
+	struct shstk_pl_obj_info oi;
+
+	if (size < offsetof(struct dl_phdr_info, dlpi_phnum) + sizeof(info->dlpi_phnum))
+		return 1;
+	if (w->vdso && info->dlpi_addr == w->vdso)
+		return 0;
+	shstk_pl_inspect(info, &oi);
+	if (!oi.has_property || !(oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK))
+		return 0;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start, end;
+		long prot = PROT_EXEC | PL_PROT_SHSTK_MARKED;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		/*
+		 * Whole pages inside the segment only: an edge page may be
+		 * shared with a data segment, which mprotect() with the text's
+		 * protection would make read-only.  An unmarked edge page only
+		 * makes its violations survivable.
+		 */
+		start = (info->dlpi_addr + ph->p_vaddr + (uintptr_t)w->page - 1) & ~((uintptr_t)w->page - 1);
+		end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~((uintptr_t)w->page - 1);
+		if (end <= start)
+			continue;
+		if (ph->p_flags & PF_R)
+			prot |= PROT_READ;
+		if (ph->p_flags & PF_W)
+			prot |= PROT_WRITE;
+		if (pl_sys3(SYS_mprotect, (long)start, (long)(end - start), prot) < 0)
+			w->failed = true;
+	}
+	return 0;
+}
+
+bool shstk_pl_mark_objects(void)
+{
+	struct mark_walk w = { .vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR), .page = (long)getauxval(AT_PAGESZ) };
+
+	if (w.page <= 0)
+		return false;
+	dl_iterate_phdr(mark_cb, &w);
+	return !w.failed;
 }
 
 /* The GNU hash of a symbol name (the DT_GNU_HASH function, djb2). */

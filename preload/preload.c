@@ -654,6 +654,18 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	ev->flags = res->flags;
 	ev->err = res->err;
 	/*
+	 * Compatibility mode: a violation is fatal where marked code is
+	 * involved, and the kernel knows marked code only by its mapping.
+	 * An mprotect() a seccomp filter refused (MemoryDenyWriteExecute=)
+	 * leaves code unmarked, whose violations are then survived: said in
+	 * the event, not fatal.
+	 */
+	if (res->flags & SHSTK_EV_F_COMPAT) {
+		st->compat = true;
+		if (!shstk_pl_mark_objects())
+			ev->flags |= SHSTK_EV_F_MARK_FAILED;
+	}
+	/*
 	 * Announced only when shstkd needs the run as evidence: a process the
 	 * decision runs with a shadow stack (audit or enforce, from the allowlist
 	 * or an override).  Those runs are what the engine counts (db.h: a clean

@@ -28,6 +28,7 @@
 #define SHSTK_ARCH_SHSTK_SHSTK (1ul << 0)
 #define SHSTK_ARCH_SHSTK_WRSS (1ul << 1)
 #define SHSTK_ARCH_SHSTK_AUDIT (1ul << 2)
+#define SHSTK_ARCH_SHSTK_COMPAT (1ul << 3) /* kernel patch 0012 */
 
 /*
  * glibc's tcbhead_t.feature_1 (sysdeps/x86_64/nptl/tls.h: tcb, dtv, self,
@@ -70,6 +71,8 @@ struct shstk_pl_plan {
 	bool set_tcb;            /* set the glibc TCB bit after enabling */
 	bool libc_on;            /* the C library enabled it before us */
 	bool libc_audit;         /* ... already in audit mode */
+	bool compat;             /* ENABLE(COMPAT) before the lock (SHSTK_AL_F_DLOPEN_COMPAT) */
+	bool compat_needed;      /* ... an unmarked object is loaded: audit if the kernel refuses */
 };
 
 struct shstk_pl_result {
@@ -152,6 +155,7 @@ struct shstk_pl_state {
 	bool al_override;             /* al_path came from SHSTK_ALLOWLIST */
 	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
 	uint32_t al_flags;            /* its SHSTK_AL_F_* at start */
+	bool compat;                  /* enforced in the kernel's compatibility mode: mark what dlopen adds */
 	const char *al_path;          /* where the gate reads it again (NULL: nowhere) */
 	char events[108];             /* sizeof(sockaddr_un.sun_path) */
 	struct shstk_event start;     /* the start-up event, also for shstk_preload_last_event() */
@@ -181,5 +185,9 @@ SHSTK_PL_HIDDEN int shstk_pl_allowlist_query(const char *path, bool override, co
 _printf_(1, 2) SHSTK_PL_HIDDEN void shstk_pl_debugf(const char *fmt, ...);
 struct dl_phdr_info;
 SHSTK_PL_HIDDEN void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info *ret);
+/* Maps the code of every loaded object marked SHSTK PROT_SHSTK_MARKED (for the
+ * kernel's compatibility mode); false if an mprotect() failed (a seccomp filter
+ * such as MemoryDenyWriteExecute=, a kernel without the flag). */
+SHSTK_PL_HIDDEN bool shstk_pl_mark_objects(void);
 
 #endif

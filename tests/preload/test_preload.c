@@ -273,6 +273,78 @@ static void test_preload_decide_tcb_only_for_aware_libc(void **state)
 	assert_true(p.set_tcb);
 }
 
+/* dlopen-unmarked = compat: enforce in the kernel's compatibility mode */
+static void test_preload_decide_compat(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+
+	(void)state;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.compat);
+	in.al_flags = SHSTK_AL_F_DLOPEN_COMPAT;
+	shstk_pl_decide(&in, &p);
+	assert_true(p.compat && p.enable && p.lock);
+	assert_false(p.compat_needed);
+	/* an unmarked object: still enforce, in compatibility mode, not audit */
+	in.all_marked = false;
+	shstk_pl_decide(&in, &p);
+	assert_int_equal(p.decision, SHSTK_DECISION_ENFORCE);
+	assert_true(p.compat && p.compat_needed);
+	assert_false(p.flags & SHSTK_EV_F_DEMOTED_UNMARKED);
+	/* audit and off decisions have nothing to do with it */
+	in = listed(SHSTK_DECISION_AUDIT, 0);
+	in.al_flags = SHSTK_AL_F_DLOPEN_COMPAT;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.compat);
+	/* the C library enabled and locked already: too late for the mode */
+	in = listed(SHSTK_DECISION_ENFORCE, 0);
+	in.al_flags = SHSTK_AL_F_DLOPEN_COMPAT;
+	in.status = SHSTK_ARCH_SHSTK_SHSTK;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.compat);
+}
+
+static void test_preload_apply_compat(void **state)
+{
+	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
+	struct shstk_pl_plan p;
+	struct shstk_pl_result res;
+
+	(void)state;
+	in.al_flags = SHSTK_AL_F_DLOPEN_COMPAT;
+	in.all_marked = false;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	shstk_pl_apply(&p, &res);
+	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
+	assert_call(1, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_COMPAT);
+	assert_call(2, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(3, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT | SHSTK_ARCH_SHSTK_COMPAT);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_true(res.flags & SHSTK_EV_F_COMPAT);
+	assert_true(res.flags & SHSTK_EV_F_LOCKED);
+
+	/* a kernel without the mode: an unmarked object is loaded, so audit */
+	mock_reset();
+	mock_ret[1] = -EINVAL;
+	shstk_pl_apply(&p, &res);
+	assert_call(2, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
+	assert_false(res.flags & (SHSTK_EV_F_COMPAT | SHSTK_EV_F_LOCKED));
+	assert_true(res.flags & SHSTK_EV_F_DEMOTED_UNMARKED);
+
+	/* ... everything marked: plain enforcement, as without the flag */
+	in.all_marked = true;
+	shstk_pl_decide(&in, &p);
+	mock_reset();
+	mock_ret[1] = -EINVAL;
+	shstk_pl_apply(&p, &res);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_true(res.flags & SHSTK_EV_F_LOCKED);
+	assert_false(res.flags & (SHSTK_EV_F_COMPAT | SHSTK_EV_F_DEMOTED_UNMARKED));
+}
+
 static void test_preload_apply_enforce(void **state)
 {
 	struct shstk_pl_input in = listed(SHSTK_DECISION_ENFORCE, 0);
@@ -288,7 +360,7 @@ static void test_preload_apply_enforce(void **state)
 	assert_int_equal(ncalls, 4);
 	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
 	assert_call(1, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
-	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT | SHSTK_ARCH_SHSTK_COMPAT);
 	assert_call(3, SHSTK_ARCH_SHSTK_STATUS, 0);
 	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
 	assert_int_equal(res.enabled_by, SHSTK_PL_BY_PRELOAD);
@@ -419,7 +491,7 @@ static void test_preload_apply_libc_enabled(void **state)
 	shstk_pl_apply(&p, &res);
 	assert_int_equal(ncalls, 3);
 	assert_call(0, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
-	assert_call(1, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(1, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT | SHSTK_ARCH_SHSTK_COMPAT);
 	assert_call(2, SHSTK_ARCH_SHSTK_STATUS, 0);
 	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
 	assert_int_equal(tcb_sets, 0);
@@ -458,7 +530,7 @@ static void test_preload_apply_reports_kernel_audit_policy(void **state)
 	assert_int_equal(ncalls, 4);
 	assert_call(0, SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
 	assert_call(1, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
-	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT);
+	assert_call(2, SHSTK_ARCH_SHSTK_LOCK, SHSTK_ARCH_SHSTK_SHSTK | SHSTK_ARCH_SHSTK_AUDIT | SHSTK_ARCH_SHSTK_COMPAT);
 	assert_call(3, SHSTK_ARCH_SHSTK_STATUS, 0);
 	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
 	assert_int_equal(res.enabled_by, SHSTK_PL_BY_PRELOAD);
@@ -534,6 +606,10 @@ static void test_preload_dlopen_verdicts(void **state)
 	assert_int_equal(shstk_pl_dlopen_verdict(true, false, 0, &e, SHSTK_AL_F_DLOPEN_REFUSE, &f),
 			 SHSTK_PL_DL_REFUSE);
 	assert_int_equal(f, SHSTK_EV_F_DLOPEN_UNMARKED | SHSTK_EV_F_DLOPEN_REFUSED);
+	/* compat: loaded and reported (the kernel survives its violations) */
+	assert_int_equal(shstk_pl_dlopen_verdict(true, false, 0, &e, SHSTK_AL_F_DLOPEN_COMPAT, &f),
+			 SHSTK_PL_DL_REPORT);
+	assert_int_equal(f, SHSTK_EV_F_DLOPEN_UNMARKED);
 	/* Denied: listed off, even when marked. */
 	e.decision = SHSTK_DECISION_OFF;
 	assert_int_equal(shstk_pl_dlopen_verdict(true, true, 1, &e, 0, &f), SHSTK_PL_DL_REPORT);
@@ -918,6 +994,8 @@ int main(void)
 		cmocka_unit_test(test_preload_decide_kill_switch),
 		cmocka_unit_test(test_preload_decide_libc_enabled),
 		cmocka_unit_test(test_preload_decide_tcb_only_for_aware_libc),
+		cmocka_unit_test(test_preload_decide_compat),
+		cmocka_unit_test(test_preload_apply_compat),
 		cmocka_unit_test(test_preload_apply_enforce),
 		cmocka_unit_test(test_preload_apply_no_kernel_support),
 		cmocka_unit_test(test_preload_apply_audit_refused_turns_off),

@@ -14,7 +14,9 @@ static const char *const tp_enablers[] = { "nobody", "preload", "libc" };
 static const char *const tp_flags[] = { "secure", "override-used", "override-ignored", "demoted-unmarked",
 					"locked", "audit-refused", "lock-failed", "disable-failed",
 					"tcb-set", "no-kernel", "no-cpu", "dlopen-refused",
-					"dlopen-unmarked", "dlopen-denied", "all-marked", "libc-marked" };
+					"dlopen-unmarked", "dlopen-denied", "all-marked", "libc-marked",
+					"" /* wants-ack: the transport's, not the process's */,
+					"compat", "mark-failed" };
 
 static inline void tp_print_event(FILE *f, const struct shstk_event *ev)
 {
@@ -28,7 +30,7 @@ static inline void tp_print_event(FILE *f, const struct shstk_event *ev)
 		ev->listed == 0xff ? "-" : shstk_decision_to_string(ev->listed), ev->err,
 		(unsigned long long)ev->generation);
 	for (unsigned i = 0; i < sizeof(tp_flags) / sizeof(*tp_flags); i++)
-		if (ev->flags & (1u << i)) {
+		if ((ev->flags & (1u << i)) && tp_flags[i][0]) {
 			fprintf(f, "%s%s", sep, tp_flags[i]);
 			sep = ",";
 		}

@@ -150,6 +150,19 @@ static void test_policy_parse_full(void **state)
 	assert_int_equal(shstk_policy_allowlist_flags(p), SHSTK_AL_F_OVERRIDES | SHSTK_AL_F_DLOPEN_REFUSE);
 }
 
+/* dlopen-unmarked = compat: the allowlist's flag, printed back as written */
+static void test_policy_dlopen_compat(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = parse_ok("[policy]\ndlopen-unmarked = compat\n");
+	_cleanup_free_ char *text = NULL;
+
+	(void)state;
+	assert_int_equal(p->dlopen_unmarked, SHSTK_DLOPEN_COMPAT);
+	assert_int_equal(shstk_policy_allowlist_flags(p), SHSTK_AL_F_DLOPEN_COMPAT);
+	text = print_to_string(p);
+	assert_non_null(strstr(text, "dlopen-unmarked = compat\n"));
+}
+
 static void test_policy_empty_is_default(void **state)
 {
 	_cleanup_policy_ struct shstk_policy *p = parse_ok("");
@@ -569,6 +582,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_default_matches_file),
 		cmocka_unit_test(test_policy_parse_full),
+		cmocka_unit_test(test_policy_dlopen_compat),
 		cmocka_unit_test(test_policy_empty_is_default),
 		cmocka_unit_test(test_policy_print_round_trips),
 		cmocka_unit_test(test_policy_fleet_trusted_senders),
