@@ -19,7 +19,8 @@ static const char *claimed_applied(const struct shstk_event *ev)
 	case SHSTK_DECISION_AUDIT:
 		return "audit";
 	case SHSTK_DECISION_ENFORCE:
-		return "enforce";
+		/* enforced in the kernel's compatibility mode: /proc says compat */
+		return (ev->flags & SHSTK_EV_F_COMPAT) ? "compat" : "enforce";
 	default:
 		return "off";
 	}

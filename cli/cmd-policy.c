@@ -150,7 +150,10 @@ static int show_json(const struct shstkctl *ctl, const struct admin_policy *ap, 
 	json_object_open(&j);
 	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", have_db ? shstkctl_db_path(ctl) : NULL);
-	json_kv_string(&j, "dlopen_unmarked", p->dlopen_unmarked == SHSTK_DLOPEN_REFUSE ? "refuse" : "allow-and-report");
+	json_kv_string(&j, "dlopen_unmarked",
+		       p->dlopen_unmarked == SHSTK_DLOPEN_REFUSE ? "refuse" :
+		       p->dlopen_unmarked == SHSTK_DLOPEN_COMPAT ? "compat" :
+								    "allow-and-report");
 	json_kv_bool(&j, "test_overrides", p->test_overrides);
 	json_kv_uint(&j, "clean_runs", p->clean_runs);
 	json_kv_uint(&j, "distinct_days", p->distinct_days);

@@ -98,11 +98,13 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_COMPAT);
 		if (r == 0) {
 			res->flags |= SHSTK_EV_F_COMPAT;
-		} else if (plan->compat_needed) {
+		} else if (r == -EINVAL && plan->compat_needed) {
 			/*
-			 * A kernel without compatibility mode (or a policy
-			 * refusing it): an unmarked object is loaded, so do
-			 * what the preload did before the mode existed, audit.
+			 * A kernel without compatibility mode: an unmarked
+			 * object is loaded, so do what the preload did before
+			 * the mode existed, audit.  Not on EPERM: that is root's
+			 * trusted.shstk=enforce on the file, which refuses audit
+			 * mode too; plain enforcement is what it asks for.
 			 */
 			res->flags |= SHSTK_EV_F_DEMOTED_UNMARKED;
 			r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);

@@ -100,7 +100,12 @@ void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret)
 	 * need to give up enforcement for all of it (unless the kernel
 	 * refuses the mode: shstk_pl_apply() falls back to audit then).
 	 */
-	compat = (in->al_flags & SHSTK_AL_F_DLOPEN_COMPAT) && !p.libc_on;
+	/*
+	 * Not where the marking is waived (an ignore-marking entry, an
+	 * override): the preload marks by the ELF notes, so code vouched for
+	 * by evidence alone would be unmarked and every violation survivable.
+	 */
+	compat = (in->al_flags & SHSTK_AL_F_DLOPEN_COMPAT) && !p.libc_on && !marking_waived;
 	if (p.decision == SHSTK_DECISION_ENFORCE && !in->all_marked && !marking_waived) {
 		if (compat) {
 			p.compat_needed = true;
@@ -123,6 +128,21 @@ void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret)
 	p.lock = p.decision == SHSTK_DECISION_ENFORCE &&
 		 !(p.source == SHSTK_PL_SRC_ALLOWLIST && (in->entry.flags & SHSTK_AL_E_NO_LOCK));
 	*ret = p;
+}
+
+void shstk_pl_plan_drop_compat(struct shstk_pl_plan *p)
+{
+	if (!p->compat)
+		return;
+	p->compat = false;
+	p->flags |= SHSTK_EV_F_MARK_FAILED;
+	if (p->compat_needed) {
+		p->compat_needed = false;
+		p->decision = SHSTK_DECISION_AUDIT;
+		p->audit = true;
+		p->lock = false;
+		p->flags |= SHSTK_EV_F_DEMOTED_UNMARKED;
+	}
 }
 
 int shstk_pl_dlopen_verdict(bool shstk_active, bool marked, int lookup,

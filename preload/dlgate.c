@@ -198,6 +198,7 @@ struct gate_scan {
 	const struct link_map *target; /* the object dlopen returned, new or not */
 	int verdict;    /* the worst */
 	const char *refused;
+	bool mark;      /* compatibility mode: mark the new objects' code */
 };
 
 static void report_object(const struct dl_phdr_info *info, const struct shstk_pl_obj_info *oi,
@@ -240,6 +241,8 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (g->before->v ? bsearch(&id, g->before->v, g->before->n, sizeof(id), obj_id_cmp) != NULL : !is_target)
 		return 0;
 	shstk_pl_inspect(info, &oi);
+	if (g->mark)
+		(void)shstk_pl_mark_object(info, &oi); /* unmarked: survivable, as for a refused mprotect */
 	if (oi.build_id_len && shstk_al_key_build_id(&key, oi.build_id, oi.build_id_len) == 0) {
 		struct shstk_allowlist al;
 
@@ -271,13 +274,15 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 		return NULL;
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &g.target) != 0)
 		g.target = NULL;
-	dl_iterate_phdr(gate_cb, &g);
-	if (g.verdict != SHSTK_PL_DL_REFUSE) {
-		/* compatibility mode: what it added is marked code or not */
-		if (shstk_pl_state.compat)
-			(void)shstk_pl_mark_objects();
-		return handle;
+	/* A filter installed since start-up may kill an mprotect() with a new bit. */
+	if (shstk_pl_state.compat) {
+		struct shstk_pl_status ps;
+
+		g.mark = shstk_pl_read_status(&ps) == 0 && !shstk_pl_status_seccomp_maybe(&ps);
 	}
+	dl_iterate_phdr(gate_cb, &g);
+	if (g.verdict != SHSTK_PL_DL_REFUSE)
+		return handle;
 	snprintf(pl_dlerr, sizeof(pl_dlerr),
 		 "%s: refused by shstk-policy: %s is not marked SHSTK or is denied by the allowlist, "
 		 "and this process runs with a shadow stack (policy: refuse)",

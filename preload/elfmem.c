@@ -133,9 +133,56 @@ void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info 
  */
 #define PL_PROT_SHSTK_MARKED 0x10
 
+/* Whether another PT_LOAD of the object than @self has a byte in [lo, hi). */
+static bool other_load_in(const struct dl_phdr_info *info, size_t self, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t j = 0; j < info->dlpi_phnum; j++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[j];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+
+		if (j != self && ph->p_type == PT_LOAD && s < hi && s + ph->p_memsz > lo)
+			return true;
+	}
+	return false;
+}
+
+bool shstk_pl_mark_object(const struct dl_phdr_info *info, const struct shstk_pl_obj_info *oi)
+{
+	uintptr_t page = (uintptr_t)getauxval(AT_PAGESZ);
+	bool ok = true;
+
+	if (!oi->has_property || !(oi->feature_1 & SHSTK_X86_FEATURE_1_SHSTK) || page == 0)
+		return true;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t seg = info->dlpi_addr + ph->p_vaddr, seg_end = seg + ph->p_memsz, start, end;
+
+		/* Writable code is left alone: its protection is not ours to restate. */
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || (ph->p_flags & PF_W) || !ph->p_memsz)
+			continue;
+		/*
+		 * The pages the loader mapped for the segment, but not an edge
+		 * page another segment of the object shares (data there would
+		 * get the text's protection): such a page stays unmarked, which
+		 * only makes its violations survivable.
+		 */
+		start = seg & ~(page - 1);
+		if (start < seg && other_load_in(info, i, start, seg))
+			start += page;
+		end = (seg_end + page - 1) & ~(page - 1);
+		if (end > seg_end && other_load_in(info, i, seg_end, end))
+			end -= page;
+		if (end <= start)
+			continue;
+		if (pl_sys3(SYS_mprotect, (long)start, (long)(end - start),
+			    ((ph->p_flags & PF_R) ? PROT_READ : 0) | PROT_EXEC | PL_PROT_SHSTK_MARKED) < 0)
+			ok = false;
+	}
+	return ok;
+}
+
 struct mark_walk {
 	uintptr_t vdso;
-	long page;
 	bool failed;
 };
 
@@ -149,41 +196,15 @@ static int mark_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (w->vdso && info->dlpi_addr == w->vdso)
 		return 0;
 	shstk_pl_inspect(info, &oi);
-	if (!oi.has_property || !(oi.feature_1 & SHSTK_X86_FEATURE_1_SHSTK))
-		return 0;
-	for (size_t i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start, end;
-		long prot = PROT_EXEC | PL_PROT_SHSTK_MARKED;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		/*
-		 * Whole pages inside the segment only: an edge page may be
-		 * shared with a data segment, which mprotect() with the text's
-		 * protection would make read-only.  An unmarked edge page only
-		 * makes its violations survivable.
-		 */
-		start = (info->dlpi_addr + ph->p_vaddr + (uintptr_t)w->page - 1) & ~((uintptr_t)w->page - 1);
-		end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~((uintptr_t)w->page - 1);
-		if (end <= start)
-			continue;
-		if (ph->p_flags & PF_R)
-			prot |= PROT_READ;
-		if (ph->p_flags & PF_W)
-			prot |= PROT_WRITE;
-		if (pl_sys3(SYS_mprotect, (long)start, (long)(end - start), prot) < 0)
-			w->failed = true;
-	}
+	if (!shstk_pl_mark_object(info, &oi))
+		w->failed = true;
 	return 0;
 }
 
 bool shstk_pl_mark_objects(void)
 {
-	struct mark_walk w = { .vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR), .page = (long)getauxval(AT_PAGESZ) };
+	struct mark_walk w = { .vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR) };
 
-	if (w.page <= 0)
-		return false;
 	dl_iterate_phdr(mark_cb, &w);
 	return !w.failed;
 }

@@ -617,6 +617,21 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 		in.status = features;
 	}
 	shstk_pl_decide(&in, plan);
+	/*
+	 * Compatibility mode makes a violation fatal only in marked code, so
+	 * the code is marked before the mode is chosen and locked: where the
+	 * marking cannot be done (a seccomp filter that might kill an
+	 * mprotect() with a new bit, or refuses it: MemoryDenyWriteExecute=;
+	 * a kernel without PROT_SHSTK_MARKED) the mode would leave nothing
+	 * fatal.  The status is read only for the few processes this concerns.
+	 */
+	if (plan->compat) {
+		struct shstk_pl_status ps;
+
+		if (shstk_pl_read_status(&ps) < 0 || shstk_pl_status_seccomp_maybe(&ps) ||
+		    !shstk_pl_mark_objects())
+			shstk_pl_plan_drop_compat(plan);
+	}
 	st->al_valid = in.al_state == 0 && !(in.have_identity && in.lookup < 0);
 	ev->decision = plan->decision;
 	ev->source = plan->source;
@@ -653,18 +668,8 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	ev->enabled_by = res->enabled_by;
 	ev->flags = res->flags;
 	ev->err = res->err;
-	/*
-	 * Compatibility mode: a violation is fatal where marked code is
-	 * involved, and the kernel knows marked code only by its mapping.
-	 * An mprotect() a seccomp filter refused (MemoryDenyWriteExecute=)
-	 * leaves code unmarked, whose violations are then survived: said in
-	 * the event, not fatal.
-	 */
-	if (res->flags & SHSTK_EV_F_COMPAT) {
-		st->compat = true;
-		if (!shstk_pl_mark_objects())
-			ev->flags |= SHSTK_EV_F_MARK_FAILED;
-	}
+	/* the code was marked before (pl_prepare); the gate marks what dlopen adds */
+	st->compat = (res->flags & SHSTK_EV_F_COMPAT) != 0;
 	/*
 	 * Announced only when shstkd needs the run as evidence: a process the
 	 * decision runs with a shadow stack (audit or enforce, from the allowlist

@@ -189,5 +189,10 @@ SHSTK_PL_HIDDEN void shstk_pl_inspect(const struct dl_phdr_info *info, struct sh
  * kernel's compatibility mode); false if an mprotect() failed (a seccomp filter
  * such as MemoryDenyWriteExecute=, a kernel without the flag). */
 SHSTK_PL_HIDDEN bool shstk_pl_mark_objects(void);
+/* The same for one object (inspected into *oi); true if it needs none. */
+SHSTK_PL_HIDDEN bool shstk_pl_mark_object(const struct dl_phdr_info *info, const struct shstk_pl_obj_info *oi);
+/* The plan without compatibility mode: plain enforcement, or audit when an
+ * unmarked object is loaded (what the preload did before the mode). */
+void shstk_pl_plan_drop_compat(struct shstk_pl_plan *plan);
 
 #endif

@@ -303,6 +303,34 @@ static void test_preload_decide_compat(void **state)
 	in.status = SHSTK_ARCH_SHSTK_SHSTK;
 	shstk_pl_decide(&in, &p);
 	assert_false(p.compat);
+	/*
+	 * ignore-marking (evidence vouches for unmarked code): the preload
+	 * marks by the notes, so the mode would make nothing fatal; plain
+	 * enforcement as without the flag
+	 */
+	in = listed(SHSTK_DECISION_ENFORCE, SHSTK_AL_E_IGNORE_MARKING);
+	in.al_flags = SHSTK_AL_F_DLOPEN_COMPAT;
+	in.all_marked = false;
+	shstk_pl_decide(&in, &p);
+	assert_false(p.compat);
+	assert_int_equal(p.decision, SHSTK_DECISION_ENFORCE);
+	/* marking impossible (seccomp, old kernel): back to what the preload did before */
+	in = listed(SHSTK_DECISION_ENFORCE, 0);
+	in.al_flags = SHSTK_AL_F_DLOPEN_COMPAT;
+	in.all_marked = false;
+	shstk_pl_decide(&in, &p);
+	shstk_pl_plan_drop_compat(&p);
+	assert_false(p.compat || p.lock);
+	assert_true(p.audit && p.enable);
+	assert_int_equal(p.decision, SHSTK_DECISION_AUDIT);
+	assert_true(p.flags & SHSTK_EV_F_DEMOTED_UNMARKED);
+	assert_true(p.flags & SHSTK_EV_F_MARK_FAILED);
+	in.all_marked = true;
+	shstk_pl_decide(&in, &p);
+	shstk_pl_plan_drop_compat(&p);
+	assert_false(p.compat || p.audit);
+	assert_true(p.lock);
+	assert_int_equal(p.decision, SHSTK_DECISION_ENFORCE);
 }
 
 static void test_preload_apply_compat(void **state)
@@ -333,6 +361,17 @@ static void test_preload_apply_compat(void **state)
 	assert_int_equal(res.applied, SHSTK_DECISION_AUDIT);
 	assert_false(res.flags & (SHSTK_EV_F_COMPAT | SHSTK_EV_F_LOCKED));
 	assert_true(res.flags & SHSTK_EV_F_DEMOTED_UNMARKED);
+
+	/* root's trusted.shstk=enforce refuses the mode (EPERM): plain enforcement,
+	 * never the audit fallback, which the policy refuses too (and which
+	 * would end with the stack off) */
+	mock_reset();
+	mock_ret[1] = -EPERM;
+	shstk_pl_apply(&p, &res);
+	assert_call(2, SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_AUDIT);
+	assert_int_equal(res.applied, SHSTK_DECISION_ENFORCE);
+	assert_true(res.flags & SHSTK_EV_F_LOCKED);
+	assert_false(res.flags & (SHSTK_EV_F_COMPAT | SHSTK_EV_F_DEMOTED_UNMARKED));
 
 	/* ... everything marked: plain enforcement, as without the flag */
 	in.all_marked = true;

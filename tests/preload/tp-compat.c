@@ -10,6 +10,7 @@
  *   tp-compat plugin   dlopen()s an unmarked plugin whose push-and-return
  *                      violates 100 times (survived in compatibility mode)
  *   tp-compat own      the same push-and-return in its own, marked code (fatal)
+ *   tp-compat sm LIB   dlopen()s a marked library: is its code "sm"?
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -99,9 +100,21 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		printf("plugin survived n=%ld\n", violate(100));
 		print_status("end ");
+	} else if (strcmp(what, "sm") == 0) {
+		/* a marked object dlopen()ed later: the gate marks its code */
+		void *h = dlopen(argc > 2 ? argv[2] : "./libtp-plugin-marked.so", RTLD_NOW);
+		void *entry = h ? dlsym(h, "tp_entry") : NULL;
+
+		if (!entry) {
+			printf("plugin not loaded: %s\n", dlerror());
+			return 2;
+		}
+		printf("dlopened-text sm=%d\n", marked(entry));
 	} else if (strcmp(what, "own") == 0) {
 		long i, s = 0;
 
+		/* the trampoline and its target are in the marked text */
+		printf("push-ret sm=%d ret-here sm=%d\n", marked((void *)tp_push_ret), marked((void *)tp_ret_here));
 		fflush(stdout);
 		for (i = 0; i < 100; i++)
 			s += tp_push_ret(i, (long (*)(long))tp_ret_here);

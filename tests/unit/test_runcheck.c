@@ -97,6 +97,13 @@ static void test_runcheck_claims(void **state)
 	assert_string_equal(shstk_claims_disagree(&ev, &k), "mode");
 	ev = event_of(SSHD, SHSTK_DECISION_ENFORCE);
 	assert_null(shstk_claims_disagree(&ev, &k));
+	/* enforced in the kernel's compatibility mode: /proc says compat */
+	k.applied = "compat";
+	assert_string_equal(shstk_claims_disagree(&ev, &k), "mode");
+	ev.flags = SHSTK_EV_F_COMPAT;
+	assert_null(shstk_claims_disagree(&ev, &k));
+	k.applied = "enforce";
+	assert_string_equal(shstk_claims_disagree(&ev, &k), "mode");
 	/* "unsupported" is sent as applied off: the kernel agrees */
 	ev = event_of(SSHD, SHSTK_DECISION_OFF);
 	ev.flags = SHSTK_EV_F_NO_CPU;
