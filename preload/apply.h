@@ -27,6 +27,41 @@ static inline __attribute__((always_inline)) void shstk_pl_fail(struct shstk_pl_
 		res->err = (int)-r;
 }
 
+/* DISABLE(SHSTK): the shadow stack is off, or the failure is said. */
+static inline __attribute__((always_inline)) void shstk_pl_turn_off(struct shstk_pl_result *res)
+{
+	long r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
+
+	if (r == 0) {
+		res->applied = SHSTK_DECISION_OFF;
+	} else {
+		shstk_pl_fail(res, r);
+		res->flags |= SHSTK_EV_F_DISABLE_FAILED;
+	}
+}
+
+/* ENABLE(AUDIT) on an enabled shadow stack. */
+static inline __attribute__((always_inline)) void shstk_pl_enable_audit(struct shstk_pl_result *res)
+{
+	long r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
+
+	if (r == 0) {
+		res->applied = SHSTK_DECISION_AUDIT;
+		return;
+	}
+	/*
+	 * An audit decision must never turn into enforcement: switch it off
+	 * again.  Unless root's per-program policy on the file
+	 * (trusted.shstk=enforce, only ever set by hand: engine/filepolicy.c
+	 * writes off and audit) is why audit was refused: the administrator's
+	 * word on this one file outranks the allowlist's.
+	 */
+	shstk_pl_fail(res, r);
+	res->flags |= SHSTK_EV_F_AUDIT_REFUSED;
+	if (r != -EPERM || SHSTK_PL_KPOLICY() != SHSTK_EV_KPOL_ENFORCE)
+		shstk_pl_turn_off(res);
+}
+
 /* The mode ARCH_SHSTK_STATUS's features describe. */
 static inline __attribute__((always_inline)) uint8_t shstk_pl_mode_of(unsigned long features)
 {
@@ -48,15 +83,8 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 		res->enabled_by = SHSTK_PL_BY_LIBC;
 		res->applied = plan->libc_audit ? SHSTK_DECISION_AUDIT : SHSTK_DECISION_ENFORCE;
 	}
-	if (plan->disable_libc) {
-		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
-		if (r == 0) {
-			res->applied = SHSTK_DECISION_OFF;
-		} else {
-			shstk_pl_fail(res, r);
-			res->flags |= SHSTK_EV_F_DISABLE_FAILED;
-		}
-	}
+	if (plan->disable_libc)
+		shstk_pl_turn_off(res);
 	if (plan->enable) {
 		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_SHSTK);
 		if (r == 0) {
@@ -70,30 +98,8 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 				res->flags |= SHSTK_EV_F_NO_CPU;
 		}
 	}
-	if (plan->audit && res->applied != SHSTK_DECISION_OFF) {
-		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
-		if (r == 0) {
-			res->applied = SHSTK_DECISION_AUDIT;
-		} else {
-			/*
-			 * An audit decision must never turn into enforcement:
-			 * switch it off again.  Unless root's per-program policy
-			 * on the file (trusted.shstk=enforce, only ever set by
-			 * hand: engine/filepolicy.c writes off and audit) is
-			 * why audit was refused: the administrator's word on
-			 * this one file outranks the allowlist's.
-			 */
-			shstk_pl_fail(res, r);
-			res->flags |= SHSTK_EV_F_AUDIT_REFUSED;
-			if (r != -EPERM || SHSTK_PL_KPOLICY() != SHSTK_EV_KPOL_ENFORCE) {
-				r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
-				if (r == 0)
-					res->applied = SHSTK_DECISION_OFF;
-				else
-					res->flags |= SHSTK_EV_F_DISABLE_FAILED;
-			}
-		}
-	}
+	if (plan->audit && res->applied != SHSTK_DECISION_OFF)
+		shstk_pl_enable_audit(res);
 	if (plan->compat && res->applied == SHSTK_DECISION_ENFORCE) {
 		r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_COMPAT);
 		if (r == 0) {
@@ -107,18 +113,7 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 			 * mode too; plain enforcement is what it asks for.
 			 */
 			res->flags |= SHSTK_EV_F_DEMOTED_UNMARKED;
-			r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_ENABLE, SHSTK_ARCH_SHSTK_AUDIT);
-			if (r == 0) {
-				res->applied = SHSTK_DECISION_AUDIT;
-			} else {
-				shstk_pl_fail(res, r);
-				res->flags |= SHSTK_EV_F_AUDIT_REFUSED;
-				r = SHSTK_PL_PRCTL(SHSTK_ARCH_SHSTK_DISABLE, SHSTK_ARCH_SHSTK_SHSTK);
-				if (r == 0)
-					res->applied = SHSTK_DECISION_OFF;
-				else
-					res->flags |= SHSTK_EV_F_DISABLE_FAILED;
-			}
+			shstk_pl_enable_audit(res);
 		}
 	}
 	if (plan->lock && res->applied == SHSTK_DECISION_ENFORCE) {
