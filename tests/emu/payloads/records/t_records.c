@@ -45,6 +45,7 @@
 #define ARCH_SHSTK_SHSTK	0x1UL
 #define ARCH_SHSTK_WRSS		0x2UL
 #define ARCH_SHSTK_AUDIT	0x4UL	/* kernel-patches/0002 */
+#define ARCH_SHSTK_COMPAT	0x8UL	/* kernel-patches/0012 */
 #define SEGV_CPERR_CODE		10
 #define AUDIT_USER		1005
 #define AUDIT_NLGRP_READLOG	1
@@ -201,6 +202,25 @@ static int do_overflow(void)
 	return 0;
 }
 
+/*
+ * Compatibility mode (patch 0012): this static program is not marked, so
+ * its violation is re-synchronised (shstk_mode=compat shstk_action=resync);
+ * the mode switched on and off again, two AUDIT_CONFIG_CHANGE records.
+ */
+static int do_compat(void)
+{
+	long counted;
+
+	if (ARCH_PRCTL(ARCH_SHSTK_ENABLE, ARCH_SHSTK_COMPAT))
+		return 2;
+	violate(0);
+	printf("  compat: survived, ARCH_SHSTK_STATUS %#lx\n", shstk_status());
+	counted = print_proc_lines();
+	if (ARCH_PRCTL(ARCH_SHSTK_DISABLE, ARCH_SHSTK_COMPAT))
+		return 5;
+	return counted == 1 ? 0 : 6;
+}
+
 /* Run from a copy with trusted.shstk=audit: audit mode without asking. */
 static int do_policy_audit(void)
 {
@@ -336,6 +356,8 @@ int main(int argc, char *argv[])
 		rc = do_overflow();
 	else if (!strcmp(cmd, "policy-audit"))
 		rc = do_policy_audit();
+	else if (!strcmp(cmd, "compat"))
+		rc = do_compat();
 	else
 		rc = 64;
 	/* main's own return address is not on the shadow stack: never return */
