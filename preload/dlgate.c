@@ -365,12 +365,18 @@ static char *resolve_like_caller(void *caller_map, Lmid_t lmid, const char *name
  * loader lock would deadlock both.  After the bound the dlopen() goes on
  * without the lock, checking what it added as always; objects another
  * thread's load adds in the same window are then checked with them (and a
- * refusal of one of those refuses this call too).
+ * refusal of one of those refuses this call too).  So the bound is long
+ * enough for any holder that is merely slow: one second.  50 ms was not: on
+ * a loaded machine a holder preempted inside the real dlopen() outlasted it,
+ * and the waiter's own load was refused for the holder's unmarked object
+ * (tp-race: 1 wrong refusal in 3000 under CI).  The deadlock it breaks
+ * needs a destructor that loads a library while another thread loads one,
+ * and costs that destructor's dlopen() the second.
  * Nothing is done at fork() (no handler waits for it): the child starts it
  * afresh, as the thread that held it is not there (pl_gate_atfork_child,
  * registered when the gate turns on).
  */
-#define PL_GATE_WAIT_NS 50000000L
+#define PL_GATE_WAIT_NS 1000000000L
 
 static pthread_mutex_t pl_gate_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
@@ -395,7 +401,8 @@ static bool pl_gate_enter(void)
 	/* Monotonic: a clock stepped back must not stretch the bound. */
 	if (clock_gettime(CLOCK_MONOTONIC, &until) != 0)
 		return false;
-	until.tv_nsec += PL_GATE_WAIT_NS;
+	until.tv_sec += PL_GATE_WAIT_NS / 1000000000L;
+	until.tv_nsec += PL_GATE_WAIT_NS % 1000000000L;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;

@@ -9,7 +9,8 @@
  *   - right after it, dlerror() is the refusal, once (then NULL);
  *   - after a later failing dlsym(), dlerror() is dlsym's error, once;
  *   - after a later successful dlopen(), dlerror() is NULL.
- * Prints one line of counts; exits 0 when every check held.
+ * Prints one line of counts (and the first refusal of CHURN, if any);
+ * exits 0 when every check held.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -20,6 +21,15 @@
 static const char *churn;
 static volatile int stop;
 static unsigned long cycles, churn_failed;
+static char churn_error[512]; /* the first refusal of CHURN, for the report */
+
+static void churn_refused(const char *who)
+{
+	const char *e = dlerror();
+
+	if (__atomic_fetch_add(&churn_failed, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(churn_error, sizeof(churn_error), "%s: %s", who, e ? e : "(no dlerror)");
+}
 
 static void *churner(void *arg)
 {
@@ -27,7 +37,7 @@ static void *churner(void *arg)
 		void *h = dlopen(churn, RTLD_NOW);
 
 		if (!h) {
-			churn_failed++;
+			churn_refused("churn thread");
 			continue;
 		}
 		dlclose(h);
@@ -77,7 +87,7 @@ int main(int argc, char **argv)
 		default:
 			h = dlopen(churn, RTLD_NOW);
 			if (!h)
-				churn_failed++;
+				churn_refused("main thread");
 			else
 				dlclose(h);
 			if (dlerror() != NULL)
@@ -89,5 +99,7 @@ int main(int argc, char **argv)
 	pthread_join(t, NULL);
 	printf("iterations=%lu leaked=%lu wrong_text=%lu stale=%lu churn_cycles=%lu churn_failed=%lu\n", iter,
 	       leaked, wrong_text, stale, cycles, churn_failed);
+	if (churn_failed)
+		printf("first churn failure: %s\n", churn_error);
 	return leaked || wrong_text || stale || churn_failed || !cycles;
 }
