@@ -73,9 +73,10 @@ uint8_t shstk_pl_gate_active;
 #define ENV_EVENTS "SHSTK_EVENTS_SOCKET="
 #define ENV_DISABLE "SHSTK_PRELOAD_DISABLE="
 #define ENV_GATE_TEST "SHSTK_PRELOAD_GATE_TEST="
+#define ENV_ACK_WAIT "SHSTK_PRELOAD_ACK_WAIT_MS="
 
 struct pl_env {
-	const char *policy, *debug, *allowlist, *events, *disable, *gate_test;
+	const char *policy, *debug, *allowlist, *events, *disable, *gate_test, *ack_wait;
 };
 
 /* From envp directly: getenv() may not be ready before libc's own start-up. */
@@ -92,6 +93,7 @@ static void pl_env_scan(char **envp, struct pl_env *env)
 		{ ENV_EVENTS, sizeof(ENV_EVENTS) - 1, offsetof(struct pl_env, events) },
 		{ ENV_DISABLE, sizeof(ENV_DISABLE) - 1, offsetof(struct pl_env, disable) },
 		{ ENV_GATE_TEST, sizeof(ENV_GATE_TEST) - 1, offsetof(struct pl_env, gate_test) },
+		{ ENV_ACK_WAIT, sizeof(ENV_ACK_WAIT) - 1, offsetof(struct pl_env, ack_wait) },
 	};
 
 	memset(env, 0, sizeof(*env));
@@ -107,6 +109,23 @@ static void pl_env_scan(char **envp, struct pl_env *env)
 static bool env_true(const char *v)
 {
 	return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* Milliseconds, digits only, at most @max; @dflt for anything else. */
+static uint32_t env_ms(const char *v, uint32_t dflt, uint32_t max)
+{
+	uint32_t ms = 0;
+
+	if (!v || !*v)
+		return dflt;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return dflt;
+		ms = ms * 10 + (uint32_t)(*v - '0');
+		if (ms > max)
+			return max;
+	}
+	return ms;
 }
 
 void shstk_pl_debugf(const char *fmt, ...)
@@ -187,7 +206,7 @@ int shstk_pl_read_status(struct shstk_pl_status *ret)
 
 /*
  * Waits on @fd (our end of the answer's socket pair), for what is left of
- * @left (SHSTK_PL_ACK_WAIT_MS in all, the send included), for shstkd's
+ * @left (ack_wait_ms in all, the send included), for shstkd's
  * word that it has looked
  * at this process (its one-byte answer to the datagram, sent from the uid
  * that owns the event socket: anyone else's is not its word).  A run is
@@ -247,7 +266,7 @@ void shstk_pl_send_event(struct shstk_event *ev, bool wait)
 	size_t len, plen = pl_strnlen(shstk_pl_state.events, sizeof(shstk_pl_state.events));
 	struct shstk_pl_status ps;
 	struct shstk_event copy;
-	struct timespec left = { 0, SHSTK_PL_ACK_WAIT_MS * 1000000L };
+	struct timespec left = { shstk_pl_state.ack_wait_ms / 1000, shstk_pl_state.ack_wait_ms % 1000 * 1000000L };
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(sizeof(int))];
@@ -532,8 +551,9 @@ static void pl_read_env(char **envp, struct shstk_pl_input *in, const char **ret
 	/* The environment of a setuid/setgid/capability process belongs to its less
 	 * privileged caller; SHSTK_POLICY stays visible, and decide.c refuses it. */
 	if (in->secure)
-		env.debug = env.allowlist = env.events = env.disable = env.gate_test = NULL;
+		env.debug = env.allowlist = env.events = env.disable = env.gate_test = env.ack_wait = NULL;
 	st->debug = env_true(env.debug);
+	st->ack_wait_ms = env_ms(env.ack_wait, SHSTK_PL_ACK_WAIT_MS, SHSTK_PL_ACK_WAIT_MAX_MS);
 	ev_path = env.events ? env.events : SHSTK_RUNDIR "/events";
 	n = pl_strnlen(ev_path, sizeof(st->events));
 	/* Too long for a socket address: no events rather than a truncated path. */

@@ -145,8 +145,10 @@ void *shstk_pl_next_symbol(const struct link_map *map, const char *name);
 #define SHSTK_PL_HIDDEN __attribute__((visibility("hidden")))
 
 /* How long a process in audit mode waits, at most, for shstkd to have
- * looked at it (preload.c, pl_wait_ack). */
+ * looked at it (preload.c, pl_wait_ack); SHSTK_PRELOAD_ACK_WAIT_MS sets
+ * another, up to SHSTK_PL_ACK_WAIT_MAX_MS. */
 #define SHSTK_PL_ACK_WAIT_MS 25
+#define SHSTK_PL_ACK_WAIT_MAX_MS 10000
 
 struct shstk_pl_state {
 	bool secure;
@@ -154,6 +156,7 @@ struct shstk_pl_state {
 	bool al_valid;                /* the allowlist was valid at start (the gate needs one) */
 	bool al_override;             /* al_path came from SHSTK_ALLOWLIST */
 	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
+	uint32_t ack_wait_ms;         /* for shstkd's answer, audit mode */
 	uint32_t al_flags;            /* its SHSTK_AL_F_* at start */
 	bool compat;                  /* enforced in the kernel's compatibility mode: mark what dlopen adds */
 	const char *al_path;          /* where the gate reads it again (NULL: nowhere) */

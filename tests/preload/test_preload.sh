@@ -284,21 +284,30 @@ elif fds and mode == "nobody":
 ' "$1" "$2" >"$W/ack.out" &
 	wait_for 10 grep -q ready "$W/ack.out" || fail "answerer did not start"
 }
-acked() { # ALLOWLIST MODE: strace of the probe under an answerer (a socket of its own)
+acked() { # ALLOWLIST MODE [WAIT]: strace of the probe under an answerer (a socket of its own)
 	answerer "$W/ack-$2-${1##*/}.sock" "$2"
-	SHSTK_ALLOWLIST="$1" SHSTK_EVENTS_SOCKET="$W/ack-$2-${1##*/}.sock" LD_PRELOAD="$PRELOAD_LIB" \
-		strace -qq -e trace=sendmsg,ppoll,recvmsg "$PROBE" 2>&1 >/dev/null
+	env ${3+SHSTK_PRELOAD_ACK_WAIT_MS="$3"} SHSTK_ALLOWLIST="$1" SHSTK_EVENTS_SOCKET="$W/ack-$2-${1##*/}.sock" \
+		LD_PRELOAD="$PRELOAD_LIB" strace -qq -e trace=sendmsg,ppoll,recvmsg "$PROBE" 2>&1 >/dev/null
 	wait
 }
-out=$(acked "$W/al-audit" owner)
+# The answers that must come in time are given 5 s (SHSTK_PRELOAD_ACK_WAIT_MS):
+# a stand-in that forks and changes its uid under strace on a loaded machine
+# can take longer than the default 25 ms, which is checked as ppoll's argument.
+out=$(acked "$W/al-audit" owner 5000)
 expect "audit, answered by the owner: asks, passes its pair's end" "$(cat "$W/ack.out")" 'flags=0x1[0-9a-f]{4} fd=yes'
 expect "audit, answered by the owner: the wait ends at the answer" "$out" '^ppoll\(.*= 1' '^recvmsg\(.*= 1$'
 expect_not "audit, answered by the owner: no time-out" "$out" 'Timeout'
-out=$(acked "$W/al-audit" nobody)
+out=$(acked "$W/al-audit" nobody 5000)
 expect "audit, answered by nobody: read and ignored, the wait runs out" "$out" '^recvmsg\(.*= 1$' '^ppoll\(.*Timeout'
 expect "audit, answered by nobody: it did send" "$(cat "$W/ack.out")" '^nobody: sent$'
 out=$(acked "$W/al-audit" none)
 expect "audit, no answer: the wait runs out" "$out" '^ppoll\(.*Timeout'
+expect "audit, the default wait: 25 ms" "$(echo "$out" | grep -m1 '^ppoll(')" 'tv_sec=0, tv_nsec=25000000\}'
+for w in 1500:'tv_sec=1, tv_nsec=500000000\}' 99999:'tv_sec=10, tv_nsec=0\}' 0:'tv_sec=0, tv_nsec=0\}' \
+	12x:'tv_sec=0, tv_nsec=25000000\}' -1:'tv_sec=0, tv_nsec=25000000\}'; do
+	out=$(acked "$W/al-audit" owner "${w%%:*}")
+	expect "audit, SHSTK_PRELOAD_ACK_WAIT_MS=${w%%:*}: ppoll's time-out" "$(echo "$out" | grep -m1 '^ppoll(')" "${w#*:}"
+done
 out=$(acked "$W/al-enf" none)
 expect "enforce: announced without asking for an answer" "$(cat "$W/ack.out")" 'flags=0x[0-9a-f]{1,4} fd=no'
 expect_not "enforce: no wait" "$out" '^(ppoll|recvmsg)\('
