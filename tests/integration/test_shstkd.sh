@@ -392,14 +392,17 @@ wait_for 30 reloaded_twice || { echo "FAIL: policy not reloaded"; fail=1; }
 # default queue of 10 datagrams (net.unix.max_dgram_qlen; systemd sets 512),
 # which this test is not about.
 sleeps="select count(*) from runs where identity = '$sleep_id' and uid = 65534"
-i=0
+# Ours only (setpriv execs sleep: $! is the sleep): a pkill of nobody's
+# sleeps would end those of a test running beside this one.
+i=0 sleep_pids=
 while [ $i -lt 257 ]; do
 	i=$((i + 1))
 	SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl \
 		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+	sleep_pids="$sleep_pids $!"
 	wait_for 10 at_least "$sleeps" $i || break
 done
-pkill -TERM -u nobody -x sleep
+kill -TERM $sleep_pids
 wait_for 60 at_least "$sleeps and ended_us is not null" 257 || true
 got="$(count "$sleeps")/$(count "$sleeps and exit_signal = 15")/$(count "$sleeps and ended_us is not null and exit_status is null and exit_signal is null")"
 if [ "$got" = 257/256/1 ]; then
