@@ -99,8 +99,6 @@ void shstk_pl_decide(const struct shstk_pl_input *in, struct shstk_pl_plan *ret)
 	 * are survived and recorded while the marked code stays enforced: no
 	 * need to give up enforcement for all of it (unless the kernel
 	 * refuses the mode: shstk_pl_apply() falls back to audit then).
-	 */
-	/*
 	 * Not where the marking is waived (an ignore-marking entry, an
 	 * override): the preload marks by the ELF notes, so code vouched for
 	 * by evidence alone would be unmarked and every violation survivable.
