@@ -121,11 +121,10 @@ static uint32_t env_ms(const char *v, uint32_t dflt, uint32_t max)
 	for (; *v; v++) {
 		if (*v < '0' || *v > '9')
 			return dflt;
-		ms = ms * 10 + (uint32_t)(*v - '0');
-		if (ms > max)
-			return max;
+		if (ms <= max) /* past it, only the digits are checked */
+			ms = ms * 10 + (uint32_t)(*v - '0');
 	}
-	return ms;
+	return ms > max ? max : ms;
 }
 
 void shstk_pl_debugf(const char *fmt, ...)
