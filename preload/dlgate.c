@@ -193,6 +193,59 @@ static void snapshot_take(struct snapshot *sn)
 		qsort(sn->v, sn->n, sizeof(*sn->v), obj_id_cmp);
 }
 
+/*
+ * The gated calls in flight, each with its snapshot, in a list under a lock
+ * of its own that is never held while the loader runs.  An object that
+ * another thread's call in flight may have added (in this call's snapshot,
+ * not in that call's) is not judged yet: it counts as new for this call too
+ * and is checked with its objects.  Otherwise, on the unlocked path (see
+ * pl_gate_enter), this call could share it unchecked (an unmarked dependency
+ * of both loads), and the other call's refusal would leave it loaded for
+ * this one (tp-gap.c).  A call of the same thread (a constructor's dlopen()
+ * inside a gated one) leaves the outer call's objects to the outer call.
+ */
+struct inflight {
+	struct inflight *next;
+	const struct snapshot *before;
+	pid_t tid;
+};
+
+static struct inflight *pl_inflight;
+static pthread_mutex_t pl_inflight_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Takes @sn without what another thread's call in flight may have added, and enters @me. */
+static void snapshot_take_inflight(struct snapshot *sn, struct inflight *me)
+{
+	pthread_mutex_lock(&pl_inflight_lock);
+	snapshot_take(sn);
+	me->before = sn;
+	me->tid = gettid();
+	for (const struct inflight *f = pl_inflight; f && sn->v; f = f->next) {
+		size_t k = 0;
+
+		if (f->tid == me->tid || !f->before->v)
+			continue; /* the outer call's, or not known: as loaded */
+		for (size_t i = 0; i < sn->n; i++)
+			if (bsearch(&sn->v[i], f->before->v, f->before->n, sizeof(sn->v[i]), obj_id_cmp))
+				sn->v[k++] = sn->v[i];
+		sn->n = k;
+	}
+	me->next = pl_inflight;
+	pl_inflight = me;
+	pthread_mutex_unlock(&pl_inflight_lock);
+}
+
+static void inflight_leave(struct inflight *me)
+{
+	pthread_mutex_lock(&pl_inflight_lock);
+	for (struct inflight **p = &pl_inflight; *p; p = &(*p)->next)
+		if (*p == me) {
+			*p = me->next;
+			break;
+		}
+	pthread_mutex_unlock(&pl_inflight_lock);
+}
+
 struct gate_scan {
 	const struct snapshot *before;
 	const struct link_map *target; /* the object dlopen returned, new or not */
@@ -383,8 +436,13 @@ static pthread_mutex_t pl_gate_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static void pl_gate_atfork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	pthread_mutex_t fresh_inflight = PTHREAD_MUTEX_INITIALIZER;
 
 	memcpy(&pl_gate_lock, &fresh, sizeof(fresh));
+	/* The other threads' calls are not in the child; a call of the thread
+	 * that forked (from a constructor) is not found by inflight_leave(). */
+	memcpy(&pl_inflight_lock, &fresh_inflight, sizeof(fresh_inflight));
+	pl_inflight = NULL;
 }
 
 void shstk_pl_gate_init(void)
@@ -418,6 +476,7 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 {
 	struct link_map *cm = NULL;
 	struct snapshot before;
+	struct inflight me;
 	Dl_info di;
 	char *path = NULL;
 	bool locked;
@@ -436,12 +495,13 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 	/* Without the lock too: in the deadlock the bound is for, its holder
 	 * is blocked before loading anything, so the snapshot is exact; else
 	 * another thread's load may add objects that are checked with ours. */
-	snapshot_take(&before);
+	snapshot_take_inflight(&before, &me);
 	if (!is_dlmopen && lmid == LM_ID_BASE)
 		h = real_dlopen_fn()(path ? path : file, mode);
 	else
 		h = real_dlmopen_fn()(lmid, path ? path : file, mode);
 	h = gate_after(h, &before, file ? file : "(main program)");
+	inflight_leave(&me);
 	if (locked)
 		pthread_mutex_unlock(&pl_gate_lock);
 	free(before.v);
