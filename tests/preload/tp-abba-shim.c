@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp-futex.h"
+
 typedef int (*iterate_fn)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 
 static pid_t armed, watched;
@@ -31,22 +33,6 @@ void tp_shim_arm(pid_t tid, int fd, pid_t watch, volatile int *done)
 	__atomic_store_n(&armed, tid, __ATOMIC_RELEASE);
 }
 
-static int in_futex(pid_t tid)
-{
-	char path[64], buf[32] = "";
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return strncmp(buf, "202 ", 4) == 0;
-}
-
 int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	static iterate_fn real;
@@ -58,7 +44,7 @@ int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data
 
 		armed = 0;
 		(void)write(signal_fd, "g", 1);
-		for (int i = 0; i < 10000 && !*finished && !in_futex(watched); i++)
+		for (int i = 0; i < 10000 && !*finished && !tp_in_futex(watched); i++)
 			nanosleep(&ms, NULL);
 	}
 	return real(cb, data);

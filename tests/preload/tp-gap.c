@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp-futex.h"
+
 static const char *x_path, *u_name;
 static pid_t main_tid;
 static volatile int in_ctor, main_done;
@@ -38,22 +40,6 @@ static long long now_ns(void)
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static int in_futex(pid_t tid)
-{
-	char path[64], buf[32] = "";
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return strncmp(buf, "202 ", 4) == 0;
-}
-
 /* In X's constructor, thread A: until this thread waits on the loader lock. */
 void tp_gap_ctor_hook(void)
 {
@@ -64,7 +50,7 @@ void tp_gap_ctor_hook(void)
 		long long start = main_start_ns;
 
 		/* past the gate's 1 s bound by half a second, and blocked */
-		if (start && now_ns() - start > 1500000000LL && in_futex(main_tid))
+		if (start && now_ns() - start > 1500000000LL && tp_in_futex(main_tid))
 			break;
 		nanosleep(&ms, NULL);
 	}
