@@ -194,44 +194,61 @@ static void snapshot_take(struct snapshot *sn)
 }
 
 /*
- * The gated calls in flight, each with its snapshot, in a list under a lock
- * of its own that is never held while the loader runs.  An object that
- * another thread's call in flight may have added (in this call's snapshot,
- * not in that call's) is not judged yet: it counts as new for this call too
- * and is checked with its objects.  Otherwise, on the unlocked path (see
- * pl_gate_enter), this call could share it unchecked (an unmarked dependency
- * of both loads), and the other call's refusal would leave it loaded for
- * this one (tp-gap.c).  A call of the same thread (a constructor's dlopen()
- * inside a gated one) leaves the outer call's objects to the outer call.
+ * The gated calls in flight, each with its snapshot as taken, in a list
+ * under a lock of its own that is held only to link, unlink and filter
+ * (never while the loader runs or a snapshot is taken).  An object that
+ * another call in flight may have added and not judged yet (in this call's
+ * snapshot, not in that call's) counts as new for this call too and is
+ * checked with its objects: otherwise, on the unlocked path (see
+ * pl_gate_enter), this call could share it unchecked (an unmarked
+ * dependency of both loads), and the other call's refusal would leave it
+ * loaded for this one (tp-gap.c).  The same holds for a constructor's
+ * dlopen() inside a gated one of the same thread: the outer call cannot
+ * unload what the inner one's library holds.  The cost: such an object,
+ * if refused, refuses this call too, needed or not (as any object another
+ * thread's load adds in this call's window).  A call whose snapshot is
+ * not taken yet (before NULL) has added nothing.
  */
 struct inflight {
 	struct inflight *next;
 	const struct snapshot *before;
-	pid_t tid;
 };
 
 static struct inflight *pl_inflight;
 static pthread_mutex_t pl_inflight_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Takes @sn without what another thread's call in flight may have added, and enters @me. */
-static void snapshot_take_inflight(struct snapshot *sn, struct inflight *me)
+/*
+ * Enters @me, takes @raw (published for the others as it is) and returns in
+ * @mine the objects of @raw that every other call in flight had before it
+ * (@mine's v NULL when memory ran out: use @raw).  Nothing is allocated
+ * under the lock.
+ */
+static void snapshot_take_inflight(struct snapshot *raw, struct snapshot *mine, struct inflight *me)
 {
+	*mine = (struct snapshot){ 0 };
+	*me = (struct inflight){ 0 };
 	pthread_mutex_lock(&pl_inflight_lock);
-	snapshot_take(sn);
-	me->before = sn;
-	me->tid = gettid();
-	for (const struct inflight *f = pl_inflight; f && sn->v; f = f->next) {
-		size_t k = 0;
-
-		if (f->tid == me->tid || !f->before->v)
-			continue; /* the outer call's, or not known: as loaded */
-		for (size_t i = 0; i < sn->n; i++)
-			if (bsearch(&sn->v[i], f->before->v, f->before->n, sizeof(sn->v[i]), obj_id_cmp))
-				sn->v[k++] = sn->v[i];
-		sn->n = k;
-	}
 	me->next = pl_inflight;
 	pl_inflight = me;
+	pthread_mutex_unlock(&pl_inflight_lock);
+	snapshot_take(raw);
+	if (raw->v && (mine->v = malloc((raw->n ? raw->n : 1) * sizeof(*raw->v)))) {
+		memcpy(mine->v, raw->v, raw->n * sizeof(*raw->v));
+		mine->n = mine->cap = raw->n;
+	}
+	pthread_mutex_lock(&pl_inflight_lock);
+	for (const struct inflight *f = pl_inflight; f && mine->v; f = f->next) {
+		const struct snapshot *o = f->before;
+		size_t k = 0;
+
+		if (f == me || !o || !o->v)
+			continue; /* not loading yet, or not known: as loaded */
+		for (size_t i = 0; i < mine->n; i++)
+			if (bsearch(&mine->v[i], o->v, o->n, sizeof(mine->v[i]), obj_id_cmp))
+				mine->v[k++] = mine->v[i];
+		mine->n = k;
+	}
+	me->before = raw;
 	pthread_mutex_unlock(&pl_inflight_lock);
 }
 
@@ -440,7 +457,7 @@ static void pl_gate_atfork_child(void)
 
 	memcpy(&pl_gate_lock, &fresh, sizeof(fresh));
 	/* The other threads' calls are not in the child; a call of the thread
-	 * that forked (from a constructor) is not found by inflight_leave(). */
+	 * that forked (from a constructor) is no longer found, and not needed. */
 	memcpy(&pl_inflight_lock, &fresh_inflight, sizeof(fresh_inflight));
 	pl_inflight = NULL;
 }
@@ -475,7 +492,7 @@ static bool pl_gate_enter(void)
 static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *file, int mode)
 {
 	struct link_map *cm = NULL;
-	struct snapshot before;
+	struct snapshot before, mine;
 	struct inflight me;
 	Dl_info di;
 	char *path = NULL;
@@ -495,15 +512,16 @@ static void *gated_open(void *caller, bool is_dlmopen, Lmid_t lmid, const char *
 	/* Without the lock too: in the deadlock the bound is for, its holder
 	 * is blocked before loading anything, so the snapshot is exact; else
 	 * another thread's load may add objects that are checked with ours. */
-	snapshot_take_inflight(&before, &me);
+	snapshot_take_inflight(&before, &mine, &me);
 	if (!is_dlmopen && lmid == LM_ID_BASE)
 		h = real_dlopen_fn()(path ? path : file, mode);
 	else
 		h = real_dlmopen_fn()(lmid, path ? path : file, mode);
-	h = gate_after(h, &before, file ? file : "(main program)");
+	h = gate_after(h, mine.v ? &mine : &before, file ? file : "(main program)");
 	inflight_leave(&me);
 	if (locked)
 		pthread_mutex_unlock(&pl_gate_lock);
+	free(mine.v);
 	free(before.v);
 	free(path);
 	return h;

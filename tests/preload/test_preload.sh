@@ -411,20 +411,26 @@ out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCK
 rc=$?
 [ $rc = 0 ] && pass || fail "dlopen in a destructor against a gated dlopen: exit $rc (124: deadlock): $out"
 expect "dlopen in a destructor against a gated dlopen" "$out" '^y=1 z=1$'
-# The unlocked path (after the bound) against a shared unmarked dependency
-# (tp-gap.c): thread A's gated load of a marked library that needs the
-# unmarked one is held in its constructor past the other thread's 1 s wait;
-# that thread's load of another marked library needing the same unmarked one
-# is judged first.  Its snapshot already had the unmarked object (A's, not
-# judged yet); counted as loaded before it, it let the second library
-# through and A's refusal left the unmarked object loaded ("x=0 y=1 u=1").
-out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
-	LD_PRELOAD="$TP_DIR/libtp-gap-shim.so $PRELOAD_LIB" timeout 60 "$TP_DIR/tp-gap" "$TP_DIR/libtp-gap-x.so" \
-	"$TP_DIR/libtp-race-refused.so" libtp-dep-unmarked.so 2>&1)
-rc=$?
-[ $rc = 0 ] && pass || fail "a shared unmarked dependency on the unlocked path: exit $rc: $out"
-expect "a shared unmarked dependency on the unlocked path: both refused, none left" "$out" '^x=0 y=0 u=0$' \
-	'^y refused: .*libtp-dep-unmarked\.so is not marked'
+# Objects another call added and has not judged yet (tp-gap.c): thread A's
+# gated load of a marked library X that needs an unmarked U is stopped
+# before A judges it; the other thread's load of a marked Y, after its 1 s
+# wait for the gate's lock, finds X and U in its snapshot.  Counted as loaded
+# before its call, a Y that needs U went through and A's refusal of X left U
+# loaded for it ("x=0 y=1 u=1"); they are checked with Y's objects now, so Y
+# is refused with them, also when it does not need U (the cost, said in
+# preload/README.md; before: "x=0 y=1 u=0").  --nested: X's constructor
+# loads Y itself (before: "x=0 y=1 u=1" too).
+gap() { # [--nested] Y: tp-gap's output
+	SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+		LD_PRELOAD="$TP_DIR/libtp-gap-shim.so $PRELOAD_LIB" timeout 60 "$TP_DIR/tp-gap" \
+		${2:+"$1"} "$TP_DIR/libtp-gap-x.so" "$TP_DIR/${2:-$1}" libtp-dep-unmarked.so 2>&1
+}
+for c in "needs U:libtp-race-refused.so" "does not need U:libtp-race-churn.so" \
+	"nested, needs U:--nested libtp-race-refused.so"; do
+	out=$(gap ${c#*:})
+	expect "objects not judged yet, Y $c: X and Y refused, U not left" "$out" '^x=0 y=0 u=0$' \
+		'^y refused: .*libtp-dep-unmarked\.so is not marked'
+done
 # Control: without the gate the same program loads the unmarked dependency.
 out=$(SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" LD_PRELOAD="$PRELOAD_LIB" \
 	timeout 120 "$TP_DIR/tp-race" "$TP_DIR/libtp-race-refused.so" "$TP_DIR/libtp-race-churn.so" 10 2>&1)

@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Test program: tp-gap X Y U, the gate's unlocked path against a shared
- * unmarked dependency.  X and Y are marked, both need the unmarked U.
- * Thread A dlopen()s X through the gate; X's constructor (the loader lock
- * held, U and X in the link map, the gate's lock held) waits until this
- * thread, which dlopen()s Y meanwhile, has given up waiting for the gate's
- * lock (1 s), taken its snapshot and blocked on the loader lock.  Then the
- * shim (tp-gap-shim.c) keeps A from judging X until this thread's dlopen()
- * has returned: Y, loaded with U, is judged first.  A gate that counts U as
- * loaded before this thread's call (it was in its snapshot) lets Y through,
- * and A's refusal of X then leaves U loaded for Y: an unmarked object in a
- * process with a shadow stack.  Prints "x=X y=Y u=U" (1: loaded); the gate
- * must refuse both and leave U unloaded: "x=0 y=0 u=0".
+ * Test program: tp-gap X Y U, the gate's unlocked path against objects
+ * another call has added and not judged yet.  X is marked and needs the
+ * unmarked U.  Thread A dlopen()s X through the gate; once X's constructor
+ * runs (U and X in the link map, the gate's lock held), this thread
+ * dlopen()s Y: it waits for the loader lock (glibc's dladdr(), at the
+ * gate's entry) and then for the gate's lock, which A keeps, as the shim
+ * (tp-gap-shim.c) stops A before it judges X until this thread's call has
+ * returned.  After the 1 s bound this thread loads Y unlocked, its snapshot
+ * holding X and U, which A has not judged.  A gate that counted them as
+ * loaded before this call let a Y that needs U through, and A's refusal of
+ * X then left U loaded for Y: an unmarked object in a process with a
+ * shadow stack.  Prints "x=X y=Y u=U" (1: loaded) and, if Y was refused,
+ * the refusal; the gate must refuse X and Y (which are checked with X's
+ * objects whether Y needs U or not) and leave U unloaded: "x=0 y=0 u=0".
+ * With --nested, X's constructor itself dlopen()s Y (the same thread, the
+ * outer call in flight): the same must hold.
  */
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,38 +25,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tp-futex.h"
-
-static const char *x_path, *u_name;
-static pid_t main_tid;
+static const char *x_path, *y_path, *u_name;
+static int nested;
+static void *y_nested;
+static char y_nested_err[512];
 static volatile int in_ctor, main_done;
-static volatile long long main_start_ns;
 static int x_ok;
 
 void tp_gap_ctor_hook(void);
 
-static long long now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-/* In X's constructor, thread A: until this thread waits on the loader lock. */
+/* In X's constructor: thread A, this thread may start its dlopen(); or
+ * (--nested) the dlopen() of Y inside the one of X. */
 void tp_gap_ctor_hook(void)
 {
-	struct timespec ms = { 0, 1000000 };
-
-	in_ctor = 1;
-	for (int i = 0; i < 10000; i++) {
-		long long start = main_start_ns;
-
-		/* past the gate's 1 s bound by half a second, and blocked */
-		if (start && now_ns() - start > 1500000000LL && tp_in_futex(main_tid))
-			break;
-		nanosleep(&ms, NULL);
+	if (nested) {
+		y_nested = dlopen(y_path, RTLD_NOW);
+		if (!y_nested)
+			snprintf(y_nested_err, sizeof(y_nested_err), "%s", dlerror()); /* X's own comes later */
+		return;
 	}
+	in_ctor = 1;
 }
 
 static void *thread_a(void *arg)
@@ -89,13 +80,29 @@ int main(int argc, char **argv)
 	pthread_t a;
 	void *y;
 
+	nested = argc == 5 && strcmp(argv[1], "--nested") == 0;
+	argv += nested;
+	argc -= nested;
 	if (argc != 4) {
-		fprintf(stderr, "usage: tp-gap X Y U-NAME\n");
+		fprintf(stderr, "usage: tp-gap [--nested] X Y U-NAME\n");
 		return 2;
 	}
 	x_path = argv[1];
+	y_path = argv[2];
 	u_name = argv[3];
-	main_tid = gettid();
+	if (nested) {
+		void *x = dlopen(x_path, RTLD_NOW);
+
+		if (x)
+			dlclose(x);
+		dl_iterate_phdr(find_u, &u_loaded);
+		printf("x=%d y=%d u=%d\n", x != NULL, y_nested != NULL, u_loaded);
+		if (y_nested_err[0])
+			printf("y refused: %s\n", y_nested_err);
+		if (y_nested)
+			dlclose(y_nested);
+		return !x && !y_nested && !u_loaded ? 0 : 1;
+	}
 	if (!dlsym(RTLD_DEFAULT, "tp_gap_shim_arm")) {
 		fprintf(stderr, "tp-gap: the shim is not preloaded\n");
 		return 2;
@@ -108,7 +115,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tp-gap: thread A did not reach X's constructor\n");
 		return 2;
 	}
-	main_start_ns = now_ns();
 	y = dlopen(argv[2], RTLD_NOW);
 	if (!y)
 		err = dlerror();
