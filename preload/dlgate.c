@@ -206,37 +206,57 @@ static void snapshot_take(struct snapshot *sn)
  * dlopen() inside a gated one of the same thread: the outer call cannot
  * unload what the inner one's library holds.  The cost: such an object,
  * if refused, refuses this call too, needed or not (as any object another
- * thread's load adds in this call's window).  A call whose snapshot is
- * not taken yet (before NULL) has added nothing.
+ * thread's load adds in this call's window), and a constructor's (or a
+ * destructor's, during a refusal's dlclose) dlopen() inside a gated call
+ * reports an unmarked object of the outer call's that the outer call then
+ * reports again.  A call whose snapshot is not taken yet (before NULL) has
+ * added nothing: it publishes before its real dlopen().
  */
 struct inflight {
 	struct inflight *next;
 	const struct snapshot *before;
+	pthread_t thread;
 };
 
 static struct inflight *pl_inflight;
+static unsigned long pl_inflight_left; /* published calls that have left */
 static pthread_mutex_t pl_inflight_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Enters @me, takes @raw (published for the others as it is) and returns in
  * @mine the objects of @raw that every other call in flight had before it
  * (@mine's v NULL when memory ran out: use @raw).  Nothing is allocated
- * under the lock.
+ * under the lock.  A call that judged and left between the snapshot and the
+ * filter is no longer there to filter against, and what it refused and
+ * closed may come back at the same address with the same identity: the
+ * snapshot is taken again then (a few times at most; after that, as it is).
  */
 static void snapshot_take_inflight(struct snapshot *raw, struct snapshot *mine, struct inflight *me)
 {
+	unsigned long left;
+
 	*mine = (struct snapshot){ 0 };
-	*me = (struct inflight){ 0 };
+	*me = (struct inflight){ .thread = pthread_self() };
 	pthread_mutex_lock(&pl_inflight_lock);
 	me->next = pl_inflight;
 	pl_inflight = me;
+	left = pl_inflight_left;
 	pthread_mutex_unlock(&pl_inflight_lock);
-	snapshot_take(raw);
-	if (raw->v && (mine->v = malloc((raw->n ? raw->n : 1) * sizeof(*raw->v)))) {
-		memcpy(mine->v, raw->v, raw->n * sizeof(*raw->v));
-		mine->n = mine->cap = raw->n;
+	for (int tries = 0;; tries++) {
+		snapshot_take(raw);
+		if (raw->v && (mine->v = malloc((raw->n ? raw->n : 1) * sizeof(*raw->v)))) {
+			memcpy(mine->v, raw->v, raw->n * sizeof(*raw->v));
+			mine->n = mine->cap = raw->n;
+		}
+		pthread_mutex_lock(&pl_inflight_lock);
+		if (left == pl_inflight_left || tries == 3)
+			break;
+		left = pl_inflight_left;
+		pthread_mutex_unlock(&pl_inflight_lock);
+		free(mine->v);
+		free(raw->v);
+		*mine = (struct snapshot){ 0 };
 	}
-	pthread_mutex_lock(&pl_inflight_lock);
 	for (const struct inflight *f = pl_inflight; f && mine->v; f = f->next) {
 		const struct snapshot *o = f->before;
 		size_t k = 0;
@@ -258,6 +278,7 @@ static void inflight_leave(struct inflight *me)
 	for (struct inflight **p = &pl_inflight; *p; p = &(*p)->next)
 		if (*p == me) {
 			*p = me->next;
+			pl_inflight_left += me->before != NULL;
 			break;
 		}
 	pthread_mutex_unlock(&pl_inflight_lock);
@@ -456,10 +477,15 @@ static void pl_gate_atfork_child(void)
 	pthread_mutex_t fresh_inflight = PTHREAD_MUTEX_INITIALIZER;
 
 	memcpy(&pl_gate_lock, &fresh, sizeof(fresh));
-	/* The other threads' calls are not in the child; a call of the thread
-	 * that forked (from a constructor) is no longer found, and not needed. */
+	/* The other threads' calls are not in the child (kept, they would
+	 * refuse for objects nobody will judge); the forking thread's (a
+	 * fork() in a constructor inside gated calls) go on in it. */
 	memcpy(&pl_inflight_lock, &fresh_inflight, sizeof(fresh_inflight));
-	pl_inflight = NULL;
+	for (struct inflight **p = &pl_inflight; *p;)
+		if (pthread_equal((*p)->thread, pthread_self()))
+			p = &(*p)->next;
+		else
+			*p = (*p)->next;
 }
 
 void shstk_pl_gate_init(void)
