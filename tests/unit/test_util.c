@@ -13,16 +13,30 @@
 
 #include "util.h"
 
-/* The wall clock in microseconds: time() in seconds, to the second. */
+static int64_t timespec_us(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000 + ts->tv_nsec / 1000;
+}
+
+/* The wall clock in microseconds, between two readings of clock_gettime()
+ * taken around it.  Not time(): glibc serves time() from the coarse clock,
+ * which trails CLOCK_REALTIME by up to a tick, so across a second boundary
+ * time() taken after the call can still show the previous second (seen: one
+ * CI run in some hundreds). */
 static void test_util_clock_realtime(void **state)
 {
-	time_t before = time(NULL);
-	int64_t us = shstk_clock_us(CLOCK_REALTIME);
-	time_t after = time(NULL);
+	struct timespec before, after;
+	int64_t us;
 
 	(void)state;
-	assert_true(us / 1000000 >= (int64_t)before - 1);
-	assert_true(us / 1000000 <= (int64_t)after);
+	assert_int_equal(clock_gettime(CLOCK_REALTIME, &before), 0);
+	us = shstk_clock_us(CLOCK_REALTIME);
+	assert_int_equal(clock_gettime(CLOCK_REALTIME, &after), 0);
+	assert_true(us >= timespec_us(&before));
+	assert_true(us <= timespec_us(&after));
+	/* microseconds, not milliseconds or nanoseconds: after 2001 */
+	assert_true(us / 1000000 > 1000000000);
+	assert_true(us / 1000000 < 100000000000LL);
 }
 
 /* The monotonic clock never goes back, and counts a sleep of 2 ms as at
