@@ -477,7 +477,7 @@ static int commit_machine(struct sender *s, struct shstk_db *db, int64_t machine
 	r = check_intact(s, st);
 	if (r < 0 || (r = arrival_done(db, st)) < 0 || (r = sd_journal_get_cursor(s->j, &c)) < 0 ||
 	    (r = shstk_db_fleet_machine_done(db, machine, host, c, added, shstk_clock_us(CLOCK_REALTIME))) < 0 ||
-	    (r = shstk_db_commit(db)) < 0 || (r = shstk_db_begin(db)) < 0)
+	    (r = shstk_db_commit_begin(db)) < 0)
 		return r;
 	st->commits++;
 	st->committed = st->now;
@@ -938,8 +938,7 @@ int fleet_ingest(struct shstk_db *db, const char *dir, const struct fleet_ingest
 		}
 		/* A sender starts on a commit: one whose files turn out corrupt
 		 * takes back only its own uncommitted rows. */
-		if (pending && (r = arrival_done(db, st)) >= 0 && (r = shstk_db_commit(db)) >= 0 &&
-		    (r = shstk_db_begin(db)) >= 0)
+		if (pending && (r = arrival_done(db, st)) >= 0 && (r = shstk_db_commit_begin(db)) >= 0)
 			pending = 0;
 		st->committed = st->now;
 		if (r < 0)

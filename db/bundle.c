@@ -452,8 +452,9 @@ static int count_section(struct shstk_db *db, const char *json, const char *sect
 
 /*
  * Runs and violations are merged BUNDLE_BATCH rows a transaction, so that
- * a large bundle never holds the write lock for long: shstkd, which waits
- * up to its busy timeout, records on between two batches.  A batch is
+ * a large bundle never holds the write lock for long: shstkd, which polls
+ * for it (db.h, SHSTK_DB_BUSY_POLL_US), records on in the gap left after
+ * each batch (shstk_db_yield()).  A batch is
  * idempotent (rows already present are skipped), so a bundle cut short by
  * a crash is completed by importing it again.
  */
@@ -475,6 +476,8 @@ static int exec_batches(struct shstk_db *db, const char *sql, uint64_t n, uint64
 		r = shstk_db_tx_end(db, own, r);
 		if (r >= 0)
 			*ret_changes += changes;
+		if (own && r >= 0 && lo + BUNDLE_BATCH < n)
+			shstk_db_yield(); /* the lock to a waiting shstkd */
 	}
 	return r;
 }

@@ -18,6 +18,7 @@ struct shstk_db {
 	struct db_cached_stmt *cache;
 	size_t n_cache;
 	char errmsg[256];
+	int64_t busy_since_us; /* CLOCK_MONOTONIC: when the current wait began */
 };
 
 /* Schema migrations: db_migrations[i] takes user_version i to i + 1. */

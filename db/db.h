@@ -46,7 +46,8 @@ enum {
 /*
  * Opens (creating it and its parent directories, 0755, the file 0640) and
  * migrates the database at @path.  WAL journal, foreign keys on,
- * synchronous=NORMAL, busy_timeout 5 s.  A database written by a newer
+ * synchronous=NORMAL; a lock another connection holds is waited for up to
+ * 5 s, polled every SHSTK_DB_BUSY_POLL_US.  A database written by a newer
  * version is -EPROTONOSUPPORT.  An SQLite file of another application
  * (another application_id, or tables but not ours) is -EMEDIUMTYPE, found
  * before anything is written to it; a file that is not SQLite is -EBADMSG.
@@ -66,6 +67,25 @@ int shstk_db_schema_version(struct shstk_db *db);
 /* Transactions (BEGIN IMMEDIATE: the writer takes the lock up front). */
 int shstk_db_begin(struct shstk_db *db);
 int shstk_db_commit(struct shstk_db *db);
+/*
+ * How often a connection that waits for a lock tries again, and how long a
+ * loop of write transactions leaves the write lock free between two of them
+ * (shstk_db_yield()): SQLite has no queue for its lock, a waiter gets it
+ * only by trying while it is free, and a writer that begins again right
+ * after its commit keeps it (measured: a waiter with SQLite's own busy
+ * timeout, which sleeps up to 100 ms between tries, waited 7.6 s for a
+ * writer of 50 ms transactions to finish altogether, and timed out behind
+ * a longer one; polled every 1 ms against a 1 ms gap, at most 37 ms).
+ */
+#define SHSTK_DB_BUSY_POLL_US 250
+#define SHSTK_DB_YIELD_US 1000
+/* For a loop of write transactions, after a commit and before the next
+ * begin: leaves the write lock free for SHSTK_DB_YIELD_US, so that a
+ * connection waiting for it (shstkd recording a violation while a scan or
+ * an import runs) gets it within one transaction of the loop. */
+void shstk_db_yield(void);
+/* Commits, yields (shstk_db_yield()) and begins the next transaction. */
+int shstk_db_commit_begin(struct shstk_db *db);
 int shstk_db_rollback(struct shstk_db *db);
 
 /*

@@ -52,8 +52,9 @@ else notok "two scans at once: $bad of $trials trials failed"; fi
 
 # An import of 20 000 violations while shstkd records the runs the real
 # preload announces: each of 50 runs, announced one after the other, is
-# recorded while the import goes on (shstkd waits at most its busy timeout,
-# 5 s, for the lock: one batch, not the whole import), and the daemon logs
+# recorded while the import goes on (shstkd polls for the lock up to 5 s and
+# gets it in the gap the import leaves after each batch: one batch, not the
+# whole import, which SQLite's own busy timeout waited for), and the daemon logs
 # no database error.  One at a time: the event socket's queue holds
 # net.unix.max_dgram_qlen datagrams (10 here), and starts announced while
 # shstkd waits for the lock beyond that are dropped by the kernel, import

@@ -315,7 +315,7 @@ struct import_probe {
 /*
  * Every 16th callback, what a reader sees: violations committed while the
  * import still runs mean the write lock was given up in between, which
- * is when a waiting writer (shstkd, busy timeout 5 s) gets its turn.
+ * is when a waiting writer (shstkd, polling for it up to 5 s) gets its turn.
  */
 static int on_progress(void *ud)
 {

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1131,6 +1132,67 @@ static void test_db_kill9_during_batches(void **state)
 	shstk_test_note("%d batches committed across %d kills, all intact", n_committed, KILL_ROUNDS);
 }
 
+/*
+ * A loop of write transactions lets a waiting writer in between two of
+ * them (shstk_db_commit_begin(), the busy handler), instead of after the
+ * whole loop: with SQLite's own busy timeout the waiter got the lock only
+ * when the loop ended (7.6 s behind 50 ms transactions), or never.  The
+ * loop here, 60 transactions of 30 ms (1.8 s), ends well within the
+ * waiter's 5 s; the waiter must see it unfinished.
+ */
+#define YIELD_ROUNDS 60
+
+static void test_db_waiter_gets_in(void **state)
+{
+	struct shstk_db *db = open_db("yield.db");
+	_cleanup_free_ char *v = NULL;
+	int p[2], status, r;
+	char one;
+	pid_t pid;
+
+	shstk_db_close(db);
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct timespec hold = { 0, 30 * 1000 * 1000 };
+		char n[16];
+
+		close(p[0]);
+		if (shstk_db_open(dbpath("yield.db"), 0, &db) < 0 || shstk_db_begin(db) < 0)
+			_exit(2);
+		for (int i = 1; i <= YIELD_ROUNDS; i++) {
+			snprintf(n, sizeof(n), "%d", i);
+			(void)nanosleep(&hold, NULL); /* the lock held meanwhile */
+			if (shstk_db_meta_set(db, "round", n) < 0)
+				_exit(3);
+			if (i == YIELD_ROUNDS)
+				break;
+			if (shstk_db_commit_begin(db) < 0)
+				_exit(4);
+			if (i == 1 && write(p[1], "1", 1) != 1)
+				_exit(5);
+		}
+		_exit(shstk_db_commit(db) < 0 ? 6 : 0);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &one, 1), 1);
+	close(p[0]);
+	db = open_db("yield.db");
+	r = shstk_db_begin(db);
+	if (r < 0)
+		fail_msg("the waiter did not get the write lock in 5 s: %s", strerror(-r));
+	assert_int_equal(shstk_db_meta_get(db, "round", &v), 1);
+	assert_int_equal(shstk_db_commit(db), 0);
+	shstk_db_close(db);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	shstk_test_note("the waiter got the write lock after round %s of %d", v, YIELD_ROUNDS);
+	if (atoi(v) >= YIELD_ROUNDS)
+		fail_msg("the waiter got the write lock only after the writer's last round");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1150,6 +1212,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_db_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_report_queries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_db_kill9_during_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_db_waiter_gets_in, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
