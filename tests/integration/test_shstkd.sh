@@ -278,14 +278,20 @@ release "$held_dir"
 # Without the wait none of them was recorded.  Another process busy on
 # that CPU starves the daemon for real (seen while kernels were built
 # beside the tests): up to three batches of eight, one must be complete
-# (24 runs stay under runs-per-identity-hour = 30).
+# (24 runs stay under runs-per-identity-hour = 30).  The third waits up to
+# SHSTK_PRELOAD_ACK_WAIT_MS = 10 s: under load from outside the test the
+# daemon (SCHED_IDLE) may not get the CPU within 25 ms at all, and what is
+# checked is that the program waits for it, which it must do either way.
 cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
 got=
 for batch in 1 2 3; do
 	before=$(count "select count(*) from runs where identity = '$true_id'")
 	taskset -apc "$cpu" "$pid" >/dev/null && chrt -ai -p 0 "$pid" || { echo "FAIL: cannot pin shstkd"; fail=1; }
+	ackwait=
+	[ $batch = 3 ] && ackwait=10000
 	for _ in 1 2 3 4 5 6 7 8; do
-		SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl taskset -c "$cpu" /usr/bin/true
+		SHSTK_EVENTS_SOCKET=$ev SHSTK_ALLOWLIST=$pal LD_PRELOAD=$pl \
+			SHSTK_PRELOAD_ACK_WAIT_MS=$ackwait taskset -c "$cpu" /usr/bin/true
 	done
 	chrt -ao -p 0 "$pid" && taskset -apc "$(taskset -pc $$ | sed 's/.*: *//')" "$pid" >/dev/null ||
 		{ echo "FAIL: cannot unpin shstkd"; fail=1; }
@@ -295,7 +301,7 @@ for batch in 1 2 3; do
 	[ "${got##* }" = 8 ] && break
 done
 if [ "${got##* }" = 8 ]; then
-	echo "ok: eight runs of true(1) in audit mode, the daemon starved: eight runs recorded, each with its end (batches:$got)"
+	echo "ok: eight runs of true(1) in audit mode, the daemon starved: eight runs recorded, each with its end (batches:$got${ackwait:+, the last with a wait of $ackwait ms})"
 else
 	echo "FAIL: true(1) in audit mode, runs recorded of 8 per batch:$got"
 	tail -5 "$w/shstkd.log"; fail=1
