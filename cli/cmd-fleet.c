@@ -164,6 +164,11 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 	env = getenv("SHSTK_TEST_FLEET_EXIT_AFTER");
 	if (env && *env)
 		o.test_exit_after = strtoull(env, NULL, 10);
+	/* ... or stop (SIGSTOP) halfway into the batch after the Nth commit,
+	 * for a SIGKILL in the middle of a transaction ... */
+	env = getenv("SHSTK_TEST_FLEET_STOP_AFTER");
+	if (env && *env)
+		o.test_stop_after = strtoull(env, NULL, 10);
 	/* ... and commit more often, so that a SIGKILL lands between commits. */
 	env = getenv("SHSTK_TEST_FLEET_BATCH");
 	if (env && *env)

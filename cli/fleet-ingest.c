@@ -26,6 +26,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -647,6 +648,9 @@ static int ingest_machine(struct sender *s, struct shstk_db *db, const char *mac
 		if (r < 0)
 			return r;
 		added++;
+		if (o->test_stop_after && st->commits == o->test_stop_after &&
+		    *pending + 1 == (o->batch ? o->batch : INGEST_BATCH) / 2)
+			raise(SIGSTOP); /* the kill test: a transaction half written */
 		/* The name: the enrolled one, else the first accepted entry's claim. */
 		if (!host_seen && (k ? k->name[0] != '\0' : e.accepted && e.hostname != NULL)) {
 			const char *h = k ? k->name : name_or_null(e.hostname, ".-_");

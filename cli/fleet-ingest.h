@@ -43,6 +43,7 @@ struct fleet_ingest_opts {
 	bool unconfirmed_quarantines; /* the policy's unconfirmed-violations = quarantine */
 	bool progress, tty;           /* a progress line on stderr (redrawn on a terminal) */
 	uint64_t test_exit_after;     /* SHSTK_TEST_FLEET_EXIT_AFTER: _exit after this many commits */
+	uint64_t test_stop_after;     /* SHSTK_TEST_FLEET_STOP_AFTER: SIGSTOP halfway into the next batch */
 	uint64_t batch;               /* entries a transaction, 0: the default (SHSTK_TEST_FLEET_BATCH) */
 };
 
