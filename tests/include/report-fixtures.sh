@@ -28,9 +28,13 @@ report_db_empty() {
 # Moves the history rows with id > $2 (and stage rows with id > $3) back
 # $4 days: the commands write the time they run at, and a rollout that
 # took a month is what the progress chart is for.  Only times move.
+# _report_backdate DB DECISION-MARK STAGE-MARK DAYS: the history rows after
+# the marks to noon (UTC) DAYS days ago, a microsecond apart in id order.
+# Noon, not "now" shifted: a group written across midnight would otherwise
+# span two days (one more progress day in the report).
 _report_backdate() {
-	sqlite3 "$1" "UPDATE decision_history SET time_us = time_us - $4 * 86400000000 WHERE id > $2;
-		UPDATE stage_history SET time_us = time_us - $4 * 86400000000 WHERE id > $3;"
+	sqlite3 "$1" "UPDATE decision_history SET time_us = ((CAST(strftime('%s', 'now') AS INTEGER) / 86400 - $4) * 86400 + 43200) * 1000000 + id WHERE id > $2;
+		UPDATE stage_history SET time_us = ((CAST(strftime('%s', 'now') AS INTEGER) / 86400 - $4) * 86400 + 43200) * 1000000 + id WHERE id > $3;"
 }
 
 _report_marks() {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shstkd-fixture.h"
@@ -250,6 +251,11 @@ static void test_publish_one_publisher_at_a_time(void **state)
 				shstk_publish_unlock(lock);
 				if (r < 0 || write(pipes[1], &g, sizeof(g)) != (ssize_t)sizeof(g))
 					_exit(1);
+				/* Longer than the lock's 10 ms poll: the other
+				 * publisher gets its turn now, not after all 100 of
+				 * this one's (two fsync()s each, on a busy disk more
+				 * than the lock's 30 s together). */
+				(void)nanosleep(&(struct timespec){ .tv_nsec = 15 * 1000 * 1000 }, NULL);
 			}
 			shstk_db_close(c);
 			_exit(0);
