@@ -284,13 +284,82 @@ static void inflight_leave(struct inflight *me)
 	pthread_mutex_unlock(&pl_inflight_lock);
 }
 
+/*
+ * The objects of a refused call that its dlclose() left loaded: opened with
+ * RTLD_NODELETE, linked -z nodelete, or held by a reference of the
+ * program's own.  They are in every later snapshot, so a second dlopen() of
+ * one (or of a library that needs one) would add nothing to judge and go
+ * through.  Each is judged again when a call returns it, and an object a
+ * call judges whose DT_NEEDED names one (its DT_SONAME or file name) is
+ * refused for it: a marked library of the refused call that stayed needs
+ * the unmarked one that stayed with it.  The cost: a library that needs one
+ * of them for a reason of its own is refused too.  Kept under
+ * pl_inflight_lock; the last PL_STUCK_MAX (the oldest forgotten: a program
+ * that keeps that many refused objects loaded is beyond help).
+ */
+#define PL_STUCK_MAX 32
+
+struct stuck {
+	struct obj_id id;
+	uint64_t soname, base; /* name_hash() of its DT_SONAME, of its file name */
+};
+
+static struct stuck pl_stuck[PL_STUCK_MAX];
+static unsigned long pl_n_stuck; /* added ever: the next goes to [% PL_STUCK_MAX] */
+
+#define PL_JUDGED_MAX 32
+
 struct gate_scan {
 	const struct snapshot *before;
 	const struct link_map *target; /* the object dlopen returned, new or not */
 	int verdict;    /* the worst */
 	const char *refused;
 	bool mark;      /* compatibility mode: mark the new objects' code */
+	struct stuck stuck[PL_STUCK_MAX]; /* a copy of pl_stuck */
+	unsigned n_stuck;
+	const char *needs_stuck; /* the DT_NEEDED that named one */
+	struct stuck judged[PL_JUDGED_MAX]; /* the objects this call judged */
+	unsigned n_judged;
 };
+
+static const char *base_name(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	return b ? b + 1 : path ? path : "";
+}
+
+static int soname_cb(void *arg, long tag, const char *name)
+{
+	if (tag != DT_SONAME)
+		return 0;
+	*(uint64_t *)arg = name_hash(name);
+	return 1;
+}
+
+static const struct stuck *stuck_find(const struct gate_scan *g, const struct obj_id *id)
+{
+	for (unsigned i = 0; i < g->n_stuck; i++)
+		if (obj_id_cmp(&g->stuck[i].id, id) == 0)
+			return &g->stuck[i];
+	return NULL;
+}
+
+static int needs_cb(void *arg, long tag, const char *name)
+{
+	struct gate_scan *g = arg;
+	uint64_t h;
+
+	if (tag != DT_NEEDED)
+		return 0;
+	h = name_hash(name);
+	for (unsigned i = 0; i < g->n_stuck; i++)
+		if (h == g->stuck[i].soname || h == g->stuck[i].base) {
+			g->needs_stuck = name;
+			return 1;
+		}
+	return 0;
+}
 
 static void report_object(const struct dl_phdr_info *info, const struct shstk_pl_obj_info *oi,
 			  int lookup, const struct shstk_al_entry *e, uint32_t flags)
@@ -311,6 +380,17 @@ static void report_object(const struct dl_phdr_info *info, const struct shstk_pl
 	shstk_pl_debugf("shstk-preload: dlopen %s flags=0x%x\n", ev.name ? ev.name : "?", flags);
 }
 
+static void judged_add(struct gate_scan *g, const struct dl_phdr_info *info, const struct obj_id *id)
+{
+	struct stuck *r;
+
+	if (g->n_judged == PL_JUDGED_MAX)
+		return;
+	r = &g->judged[g->n_judged++];
+	*r = (struct stuck){ .id = *id, .base = name_hash(base_name(info->dlpi_name)) };
+	shstk_pl_dyn_names(info, soname_cb, &r->soname);
+}
+
 static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct shstk_pl_state *st = &shstk_pl_state;
@@ -329,8 +409,21 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	 * memory) only the object dlopen returned is checked.
 	 */
 	obj_id_of(info, &id);
-	if (g->before->v ? bsearch(&id, g->before->v, g->before->n, sizeof(id), obj_id_cmp) != NULL : !is_target)
-		return 0;
+	if (g->before->v ? bsearch(&id, g->before->v, g->before->n, sizeof(id), obj_id_cmp) != NULL : !is_target) {
+		/* ... unless it is a refused one that stayed, returned again */
+		if (!is_target || !stuck_find(g, &id))
+			return 0;
+	}
+	judged_add(g, info, &id);
+	if (g->n_stuck) {
+		g->needs_stuck = NULL;
+		shstk_pl_dyn_names(info, needs_cb, g);
+		if (g->needs_stuck) {
+			g->verdict = SHSTK_PL_DL_REFUSE;
+			g->refused = g->needs_stuck;
+			return 0;
+		}
+	}
 	shstk_pl_inspect(info, &oi);
 	if (g->mark)
 		(void)shstk_pl_mark_object(info, &oi); /* unmarked: survivable, as for a refused mprotect */
@@ -355,6 +448,29 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* After the refusal's dlclose(): the objects it judged still loaded, to pl_stuck. */
+static int stayed_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const struct gate_scan *g = data;
+	struct obj_id id;
+
+	(void)size;
+	obj_id_of(info, &id);
+	for (unsigned i = 0; i < g->n_judged; i++) {
+		bool known = false;
+
+		if (obj_id_cmp(&g->judged[i].id, &id) != 0)
+			continue;
+		pthread_mutex_lock(&pl_inflight_lock);
+		for (unsigned long k = 0; k < PL_STUCK_MAX && k < pl_n_stuck && !known; k++)
+			known = obj_id_cmp(&pl_stuck[k].id, &id) == 0;
+		if (!known)
+			pl_stuck[pl_n_stuck++ % PL_STUCK_MAX] = g->judged[i];
+		pthread_mutex_unlock(&pl_inflight_lock);
+	}
+	return 0;
+}
+
 /* After the real call: check what it added; refuse by unloading and failing. */
 static void *gate_after(void *handle, const struct snapshot *before, const char *file)
 {
@@ -363,6 +479,10 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 
 	if (!handle)
 		return NULL;
+	pthread_mutex_lock(&pl_inflight_lock);
+	g.n_stuck = pl_n_stuck < PL_STUCK_MAX ? (unsigned)pl_n_stuck : PL_STUCK_MAX;
+	memcpy(g.stuck, pl_stuck, g.n_stuck * sizeof(*g.stuck));
+	pthread_mutex_unlock(&pl_inflight_lock);
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &g.target) != 0)
 		g.target = NULL;
 	/* A filter installed since start-up may kill an mprotect() with a new bit. */
@@ -379,6 +499,8 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 		 "and this process runs with a shadow stack (policy: refuse)",
 		 file, g.refused && g.refused[0] ? g.refused : file);
 	dlclose(handle);
+	if (g.n_judged)
+		dl_iterate_phdr(stayed_cb, &g);
 	/* Whatever glibc holds is older than the refusal: see dlerror() above. */
 	real_err = real_dlerror_fn();
 	if (real_err)

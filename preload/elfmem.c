@@ -311,6 +311,41 @@ static int object_symbol(const struct link_map *m, const char *name, uint32_t h,
 	}
 }
 
+void shstk_pl_dyn_names(const struct dl_phdr_info *info, int (*cb)(void *arg, long tag, const char *name),
+			void *arg)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const char *strtab = NULL;
+	size_t strsz = 0;
+	bool relocated = false;
+
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC) {
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+			/* glibc's rule, as in object_symbol() */
+			relocated = info->dlpi_addr != 0 && (ph->p_flags & PF_W);
+			break;
+		}
+	}
+	if (!dyn)
+		return;
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)(d->d_un.d_ptr + (relocated ? 0 : info->dlpi_addr));
+		else if (d->d_tag == DT_STRSZ)
+			strsz = d->d_un.d_val;
+	}
+	if (!strtab || !strsz)
+		return;
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+		if ((d->d_tag == DT_NEEDED || d->d_tag == DT_SONAME) && d->d_un.d_val < strsz &&
+		    memchr(strtab + d->d_un.d_val, '\0', strsz - d->d_un.d_val) &&
+		    cb(arg, (long)d->d_tag, strtab + d->d_un.d_val))
+			return;
+}
+
 void *shstk_pl_next_symbol(const struct link_map *map, const char *name)
 {
 	uint32_t h = gnu_hash(name);

@@ -140,6 +140,16 @@ void shstk_pl_scan_notes(const uint8_t *p, size_t len, size_t align, struct shst
 struct link_map;
 void *shstk_pl_next_symbol(const struct link_map *map, const char *name);
 
+/*
+ * Calls @cb with each DT_NEEDED and the DT_SONAME string of the loaded object
+ * @info describes (its dynamic section as glibc left it), in order; @cb
+ * returns non-zero to stop.  Nothing for an object without a dynamic
+ * section or a string table.
+ */
+struct dl_phdr_info;
+void shstk_pl_dyn_names(const struct dl_phdr_info *info, int (*cb)(void *arg, long tag, const char *name),
+			void *arg);
+
 /* ---- start-up state (preload.c) shared with the dlopen gate (dlgate.c) ---- */
 
 #define SHSTK_PL_HIDDEN __attribute__((visibility("hidden")))

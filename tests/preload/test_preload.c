@@ -892,6 +892,69 @@ static void test_preload_next_symbol_matches_loader(void **state)
 	dlclose(self);
 }
 
+/* The DT_NEEDED and DT_SONAME strings of loaded objects, as the gate reads them. */
+struct dyn_seen {
+	const char *object; /* a suffix of dlpi_name; "" for the main program */
+	char names[1024];
+	int calls, stop_after;
+	bool found;
+};
+
+static int dyn_names_cb(void *arg, long tag, const char *name)
+{
+	struct dyn_seen *d = arg;
+	size_t n = strlen(d->names);
+
+	snprintf(d->names + n, sizeof(d->names) - n, "%s%s=%s", n ? " " : "", tag == DT_SONAME ? "soname" : "needed",
+		 name);
+	return ++d->calls == d->stop_after;
+}
+
+static int dyn_phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct dyn_seen *d = data;
+	size_t n = strlen(info->dlpi_name), k = strlen(d->object);
+
+	(void)size;
+	if (*d->object ? n < k || strcmp(info->dlpi_name + n - k, d->object) != 0 : n != 0)
+		return 0;
+	d->found = true;
+	shstk_pl_dyn_names(info, dyn_names_cb, d);
+	return 1;
+}
+
+static const char *dyn_names_of(struct dyn_seen *d, const char *object, int stop_after)
+{
+	*d = (struct dyn_seen){ .object = object, .stop_after = stop_after };
+	dl_iterate_phdr(dyn_phdr_cb, d);
+	assert_true(d->found);
+	return d->names;
+}
+
+static void test_preload_dyn_names(void **state)
+{
+	char path[512];
+	struct dyn_seen d;
+	void *h;
+
+	(void)state;
+	/* The main program (not relocated: l_addr of a PIE is not 0, its
+	 * dynamic section writable and rewritten by glibc) and libc, in the
+	 * order of their dynamic sections. */
+	assert_non_null(strstr(dyn_names_of(&d, "", 0), "needed=libcmocka.so.0"));
+	assert_non_null(strstr(d.names, "needed=libc.so.6"));
+	assert_null(strstr(d.names, "soname="));
+	assert_string_equal(dyn_names_of(&d, "/libc.so.6", 0), "needed=ld-linux-x86-64.so.2 soname=libc.so.6");
+	/* the callback stops it */
+	assert_string_equal(dyn_names_of(&d, "/libc.so.6", 1), "needed=ld-linux-x86-64.so.2");
+	/* a library of the tests, dlopen()ed */
+	snprintf(path, sizeof(path), "%s/libtp-plugin-unmarked.so", shstk_test_env("TP_DIR"));
+	h = dlopen(path, RTLD_NOW);
+	assert_non_null(h);
+	assert_non_null(strstr(dyn_names_of(&d, "/libtp-plugin-unmarked.so", 0), "soname=libtp-plugin-unmarked.so"));
+	dlclose(h);
+}
+
 /* ---- /proc/thread-self/status ---- */
 
 static void status_feed(struct shstk_pl_status *st, const char *text)
@@ -1050,6 +1113,7 @@ int main(void)
 		cmocka_unit_test(test_preload_inspect_notes_outside_segments),
 		cmocka_unit_test(test_preload_inspect_real_objects),
 		cmocka_unit_test(test_preload_next_symbol_matches_loader),
+		cmocka_unit_test(test_preload_dyn_names),
 		cmocka_unit_test(test_preload_event_round_trip),
 		cmocka_unit_test(test_preload_event_long_name_keeps_tail),
 	};

@@ -388,6 +388,27 @@ expect "gate, denied" "$out" "^ok $MRK value=42" "type=dlopen .*listed=off .*fla
 al_write "$W/al-vouch" "audit build-id:$(readelf -n "$UNM" | sed -n 's/.*Build ID: //p') ignore-marking" || exit 1
 out=$(gate "$W/al-vouch" "$UNM")
 expect_not "gate, vouched for" "$out" 'type=dlopen'
+# A refused object that its refusal's dlclose() cannot unload (RTLD_NODELETE,
+# or -z nodelete) stays in the link map: a second dlopen() of it, or of a
+# library that needs it, added nothing and went through ("ok" after "fail").
+# It is judged again each time.
+out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+	LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "nodelete:$UNM" "$UNM" "nodelete:$UNM" 2>&1)
+expect "gate, refused and not unloadable (RTLD_NODELETE): refused three times" \
+	"$(grep -c "^fail $UNM: refused by shstk-policy: $UNM is not marked" <<<"$out")" '^3$'
+expect_not "gate, refused and not unloadable (RTLD_NODELETE)" "$out" '^ok ' 'stale dlerror'
+# ... and with a dependency: a marked library that needs an unmarked one,
+# both kept by RTLD_NODELETE; again, the dependency alone, then a marked
+# library with a marked dependency, which nothing refused concerns.
+RR=$TP_DIR/libtp-race-refused.so
+out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+	LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "nodelete:$RR" "$RR" "$TP_DIR/libtp-dep-unmarked.so" \
+	"$TP_DIR/libtp-race-churn.so" 2>&1)
+expect "gate, refused with its dependency and not unloadable" "$out" \
+	"^fail $RR: refused by shstk-policy: .*libtp-dep-unmarked.so is not marked" \
+	"^fail $TP_DIR/libtp-dep-unmarked.so: refused by shstk-policy" "^ok $TP_DIR/libtp-race-churn.so value="
+expect "gate, refused with its dependency and not unloadable: twice" \
+	"$(grep -c "^fail $RR: refused by shstk-policy: .*libtp-dep-unmarked.so is not marked" <<<"$out")" '^2$'
 # Races (issue 17): one thread dlopen()s and dlclose()s a library with a
 # dependency without pause while the other dlopen()s a marked library whose
 # dependency is unmarked, 3000 times.  Every one must be refused (objects

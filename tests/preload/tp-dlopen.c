@@ -3,7 +3,9 @@
  * Test program: dlopen()s each argument, calls its tp_entry() when present and
  * prints the outcome or dlerror(); checks that dlerror() is then empty.  An
  * argument sym:NAME looks NAME up with dlsym(RTLD_DEFAULT) instead and prints
- * dlerror() when it is missing.  dlerror() is never called before the first
+ * dlerror() when it is missing.  An argument nodelete:PATH dlopen()s PATH with
+ * RTLD_NODELETE (a refused object then stays loaded after the refusal's
+ * dlclose()).  dlerror() is never called before the first
  * outcome, so a first error that something cleared shows as "(null)".
  * With TP_DLOPEN_WAIT=FILE it first prints "waiting" and waits (up to 60 s)
  * for FILE to exist, so that a test can change the world between the
@@ -49,7 +51,10 @@ int main(int argc, char **argv)
 				printf("nosym %s\n", dlerror());
 			continue;
 		}
-		h = dlopen(argv[i], RTLD_NOW);
+		if (strncmp(argv[i], "nodelete:", 9) == 0)
+			h = dlopen(argv[i] + 9, RTLD_NOW | RTLD_NODELETE);
+		else
+			h = dlopen(argv[i], RTLD_NOW);
 		if (!h) {
 			printf("fail %s\n", dlerror());
 			failed++;
