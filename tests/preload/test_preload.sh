@@ -409,6 +409,14 @@ expect "gate, refused with its dependency and not unloadable" "$out" \
 	"^fail $TP_DIR/libtp-dep-unmarked.so: refused by shstk-policy" "^ok $TP_DIR/libtp-race-churn.so value="
 expect "gate, refused with its dependency and not unloadable: twice" \
 	"$(grep -c "^fail $RR: refused by shstk-policy: .*libtp-dep-unmarked.so is not marked" <<<"$out")" '^2$'
+# ... but what stayed with a refused library and was not refused itself is
+# fine to use: an unmarked library refused, its marked dependency kept by
+# RTLD_NODELETE, then a marked library that needs that dependency.
+RU=$TP_DIR/libtp-race-unmarked.so
+out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+	LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "nodelete:$RU" "$TP_DIR/libtp-race-churn.so" 2>&1)
+expect "gate, the marked dependency of a refused library that stayed" "$out" \
+	"^fail $RU: refused by shstk-policy: $RU is not marked" "^ok $TP_DIR/libtp-race-churn.so value="
 # Races (issue 17): one thread dlopen()s and dlclose()s a library with a
 # dependency without pause while the other dlopen()s a marked library whose
 # dependency is unmarked, 3000 times.  Every one must be refused (objects
