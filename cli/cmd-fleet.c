@@ -164,7 +164,8 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 	env = getenv("SHSTK_TEST_FLEET_EXIT_AFTER");
 	if (env && *env)
 		o.test_exit_after = strtoull(env, NULL, 10);
-	/* ... or stop (SIGSTOP) halfway into the batch after the Nth commit,
+	/* ... or stop (SIGSTOP) halfway into the batch after the Nth commit
+	 * (with one sender and batches of two entries or more),
 	 * for a SIGKILL in the middle of a transaction ... */
 	env = getenv("SHSTK_TEST_FLEET_STOP_AFTER");
 	if (env && *env)

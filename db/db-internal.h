@@ -19,6 +19,7 @@ struct shstk_db {
 	size_t n_cache;
 	char errmsg[256];
 	int64_t busy_since_us; /* CLOCK_MONOTONIC: when the current wait began */
+	int busy_first, busy_last; /* the busy handler's count then, and last */
 };
 
 /* Schema migrations: db_migrations[i] takes user_version i to i + 1. */

@@ -240,10 +240,14 @@ int shstk_db_commit_begin(struct shstk_db *db)
 }
 
 /*
- * The busy handler: tries again every SHSTK_DB_BUSY_POLL_US, for 5 s from
- * the first refusal (@count 0) of this wait.  SQLite's own
+ * The busy handler: tries again every SHSTK_DB_BUSY_POLL_US, for 5 s and at
+ * least 100 tries from the start of this wait.  SQLite's own
  * (sqlite3_busy_timeout()) sleeps 1, 2, 5 ... 100 ms between tries and so
  * almost never meets the gap a loop of writers leaves (shstk_db_yield()).
+ * A wait starts at @count 0, or where @count does not follow the last one:
+ * SQLite restarts it when a statement starts, not for a wait while a
+ * statement is prepared.  The tries: a waiter starved of the CPU (shstkd
+ * under SCHED_IDLE) gets as many chances as SQLite's own gave it.
  */
 static int busy_wait(void *arg, int count)
 {
@@ -251,9 +255,12 @@ static int busy_wait(void *arg, int count)
 	struct timespec ts = { 0, SHSTK_DB_BUSY_POLL_US * 1000L };
 	int64_t now = shstk_clock_us(CLOCK_MONOTONIC);
 
-	if (count == 0)
+	if (count == 0 || count != db->busy_last + 1) {
 		db->busy_since_us = now;
-	if (now - db->busy_since_us >= 5 * 1000000)
+		db->busy_first = count;
+	}
+	db->busy_last = count;
+	if (now - db->busy_since_us >= 5 * 1000000 && count - db->busy_first >= 100)
 		return 0;
 	(void)nanosleep(&ts, NULL);
 	return 1;
@@ -540,6 +547,7 @@ int shstk_db_open(const char *path, unsigned flags, struct shstk_db **ret)
 		goto fail;
 	}
 	/* Before configure(): its journal mode is a write. */
+	db->busy_last = -2; /* no wait yet: the first count starts one */
 	sqlite3_busy_handler(db->conn, busy_wait, db);
 	rc = sqlite3_create_function(db->conn, "shstk_identity_valid", 1,
 				     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, sql_identity_valid,
