@@ -297,9 +297,11 @@ static void inflight_leave(struct inflight *me)
  * refused objects are kept (the marked objects of a refused call that stay,
  * libstdc++ or GLib for a plugin, are fine to use).  Not seen: a library
  * that needs one through another name (a symlink, without DT_SONAME) or
- * through an object loaded in between.  Kept under pl_inflight_lock; the
- * last PL_STUCK_MAX (the oldest forgotten: a program that keeps that many
- * refused objects loaded is beyond help).
+ * through an object loaded in between, nor its symbols reached through
+ * the global scope (RTLD_GLOBAL).  Kept under pl_inflight_lock; the last
+ * PL_STUCK_MAX.  When one is forgotten (more than that, or more than
+ * PL_REFUSED_MAX in one call), every object a call returns is judged from
+ * then on: fail closed, at the cost of an allowlist read per such call.
  */
 #define PL_STUCK_MAX 32
 
@@ -310,6 +312,9 @@ struct stuck {
 
 static struct stuck pl_stuck[PL_STUCK_MAX];
 static unsigned long pl_n_stuck; /* added ever: the next goes to [% PL_STUCK_MAX] */
+/* One was forgotten (the ring wrapped, or a call refused more than
+ * PL_REFUSED_MAX): from then on every object a call returns is judged. */
+static bool pl_stuck_lost;
 
 #define PL_REFUSED_MAX 32
 
@@ -321,6 +326,8 @@ struct gate_scan {
 	bool mark;      /* compatibility mode: mark the new objects' code */
 	struct stuck stuck[PL_STUCK_MAX]; /* a copy of pl_stuck */
 	unsigned n_stuck;
+	bool stuck_lost;   /* a copy of pl_stuck_lost */
+	bool refused_lost; /* more refused than refused_objs holds */
 	const char *needs_stuck; /* the DT_NEEDED that named one */
 	struct stuck refused_objs[PL_REFUSED_MAX]; /* what this call refused */
 	unsigned n_refused;
@@ -356,7 +363,7 @@ static int needs_cb(void *arg, long tag, const char *name)
 
 	if (tag != DT_NEEDED)
 		return 0;
-	h = name_hash(name);
+	h = name_hash(base_name(name)); /* a DT_NEEDED may be a path */
 	for (unsigned i = 0; i < g->n_stuck; i++)
 		if (h == g->stuck[i].soname || h == g->stuck[i].base) {
 			g->needs_stuck = name;
@@ -388,8 +395,10 @@ static void refused_add(struct gate_scan *g, const struct dl_phdr_info *info, co
 {
 	struct stuck *r;
 
-	if (g->n_refused == PL_REFUSED_MAX)
+	if (g->n_refused == PL_REFUSED_MAX) {
+		g->refused_lost = true;
 		return;
+	}
 	r = &g->refused_objs[g->n_refused++];
 	*r = (struct stuck){ .id = *id, .base = name_hash(base_name(info->dlpi_name)) };
 	shstk_pl_dyn_names(info, soname_cb, &r->soname);
@@ -429,7 +438,7 @@ static int gate_cb(struct dl_phdr_info *info, size_t size, void *data)
 			return 0;
 		}
 	}
-	if (old && !stuck_find(g, &id))
+	if (old && !g->stuck_lost && !stuck_find(g, &id))
 		return 0;
 	shstk_pl_inspect(info, &oi);
 	if (g->mark)
@@ -473,8 +482,11 @@ static int stayed_cb(struct dl_phdr_info *info, size_t size, void *data)
 		pthread_mutex_lock(&pl_inflight_lock);
 		for (unsigned long k = 0; k < PL_STUCK_MAX && k < pl_n_stuck && !known; k++)
 			known = obj_id_cmp(&pl_stuck[k].id, &id) == 0;
-		if (!known)
+		if (!known) {
+			if (pl_n_stuck >= PL_STUCK_MAX)
+				pl_stuck_lost = true;
 			pl_stuck[pl_n_stuck++ % PL_STUCK_MAX] = g->refused_objs[i];
+		}
 		pthread_mutex_unlock(&pl_inflight_lock);
 	}
 	return 0;
@@ -491,6 +503,7 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 	pthread_mutex_lock(&pl_inflight_lock);
 	g.n_stuck = pl_n_stuck < PL_STUCK_MAX ? (unsigned)pl_n_stuck : PL_STUCK_MAX;
 	memcpy(g.stuck, pl_stuck, g.n_stuck * sizeof(*g.stuck));
+	g.stuck_lost = pl_stuck_lost;
 	pthread_mutex_unlock(&pl_inflight_lock);
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &g.target) != 0)
 		g.target = NULL;
@@ -510,6 +523,11 @@ static void *gate_after(void *handle, const struct snapshot *before, const char 
 	dlclose(handle);
 	if (g.n_refused)
 		dl_iterate_phdr(stayed_cb, &g);
+	if (g.refused_lost) {
+		pthread_mutex_lock(&pl_inflight_lock);
+		pl_stuck_lost = true;
+		pthread_mutex_unlock(&pl_inflight_lock);
+	}
 	/* Whatever glibc holds is older than the refusal: see dlerror() above. */
 	real_err = real_dlerror_fn();
 	if (real_err)

@@ -409,6 +409,19 @@ expect "gate, refused with its dependency and not unloadable" "$out" \
 	"^fail $TP_DIR/libtp-dep-unmarked.so: refused by shstk-policy" "^ok $TP_DIR/libtp-race-churn.so value="
 expect "gate, refused with its dependency and not unloadable: twice" \
 	"$(grep -c "^fail $RR: refused by shstk-policy: .*libtp-dep-unmarked.so is not marked" <<<"$out")" '^2$'
+# More refused objects that stayed than the gate keeps (32): 33 copies of the
+# unmarked library, each kept by RTLD_NODELETE, then the first again, whose
+# entry the ring has forgotten: judged all the same (fail closed).
+mkdir -p "$W/many"
+many=()
+for i in $(seq 1 33); do
+	cp "$UNM" "$W/many/libmany$i.so"
+	many+=("nodelete:$W/many/libmany$i.so")
+done
+out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-refuse" SHSTK_EVENTS_SOCKET="$W/none.sock" \
+	LD_PRELOAD="$PRELOAD_LIB" "$TP_DIR/tp-dlopen" "${many[@]}" "$W/many/libmany1.so" 2>&1)
+expect "gate, 33 refused objects that stayed, the first again" \
+	"$(grep -c "^fail $W/many/libmany[0-9]*.so: refused by shstk-policy" <<<"$out")" '^34$'
 # ... but what stayed with a refused library and was not refused itself is
 # fine to use: an unmarked library refused, its marked dependency kept by
 # RTLD_NODELETE, then a marked library that needs that dependency.
