@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Which program ABIs the running kernel executes, asked of the kernel itself. */
+#ifndef SHSTK_KABI_H
+#define SHSTK_KABI_H
+
+enum shstk_abi {
+	SHSTK_ABI_X86_64,
+	SHSTK_ABI_I386,
+	SHSTK_ABI_X32,
+	_SHSTK_ABI_MAX,
+};
+
+enum shstk_abi_verdict {
+	/* execve() refused the program: no i386 or x32 process can exist */
+	SHSTK_ABI_NOEXEC,
+	/* the program was loaded but its exit system call did not work
+	 * (x32 on a kernel with CONFIG_X86_X32_ABI and syscall.x32=n, Debian's default) */
+	SHSTK_ABI_NOSYSCALL,
+	/* the program ran and exited 0 */
+	SHSTK_ABI_RUNS,
+};
+
+struct shstk_abi_probe {
+	enum shstk_abi_verdict verdict;
+	/* the execve() errno for SHSTK_ABI_NOEXEC, the wait status for NOSYSCALL */
+	int detail;
+};
+
+/* "x86-64", "i386", "x32". */
+const char *shstk_abi_name(enum shstk_abi abi);
+
+/*
+ * Runs a program of @abi that only exits (a few dozen bytes, built here, in
+ * a memfd) and says what the kernel made of it.  The x86-64 twin is probed
+ * first as a control: where it does not run either (memfd execution
+ * forbidden by vm.memfd_noexec, a seccomp filter, no fork), the answer is
+ * -errno, never a verdict.  Forks; not for multi-threaded callers that hold
+ * locks across it.  0 and *@ret filled, or -errno.
+ */
+int shstk_abi_probe(enum shstk_abi abi, struct shstk_abi_probe *ret);
+
+/* Whether a program of @abi can run at all on this kernel: 1 yes, 0 no, -errno unknown. */
+int shstk_abi_runs(enum shstk_abi abi);
+
+/* The tiny program of @abi, for tests: its bytes into @buf (at least 256),
+ * the length returned, or -EINVAL for an unknown ABI. */
+int shstk_abi_program(enum shstk_abi abi, unsigned char *buf, size_t size);
+
+#endif
