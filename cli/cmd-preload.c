@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "common.h"
 #include "config.h"
+#include "kabi.h"
 
 /* PREFIX/$LIB/libshstk_preload.so where the install has a library per ABI (see meson.build). */
 #define PRELOAD_LIB SHSTK_PRELOAD_LINE
@@ -24,6 +25,7 @@ enum { PRELOAD_EXIT_DISABLED = 3 };
 static void help(void)
 {
 	fputs("Usage: shstkctl preload enable|disable|status [--library PATH] [--root DIR]\n"
+	      "                                            [--kernel-abis auto|all|LIST]\n"
 	      "\n"
 	      "The preload (libshstk_preload.so) applies the published decisions at every\n"
 	      "process start once it is listed in /etc/ld.so.preload.  Installing the\n"
@@ -36,13 +38,16 @@ static void help(void)
 	      "           ld.so expands it per ABI, so i386 and x32 programs load a\n"
 	      "           library of their own class that does nothing, instead of\n"
 	      "           printing \"wrong ELF class\" errors.  enable refuses when such a\n"
-	      "           program's ld.so is installed and its library is not, and\n"
+	      "           program's ld.so is installed, its library is not, and the\n"
+	      "           kernel runs programs of that ABI (see --kernel-abis); it\n"
 	      "           replaces a line naming the x86-64 library without $LIB\n"
 	      "  disable  removes every occurrence of the library's path (with $LIB or\n"
 	      "           expanded for x86-64) and nothing else;\n"
 	      "           a file left empty is removed (no file and an empty one mean the\n"
 	      "           same to ld.so), so enable then disable restores the file as it was\n"
-	      "  status   says whether the file names the library\n"
+	      "  status   says whether the file names the library, and for i386 and x32\n"
+	      "           whether their ld.so and library are installed and whether the\n"
+	      "           kernel runs such programs\n"
 	      "Both edits write a temporary file beside it, fsync it and rename it over the\n"
 	      "old one: a crash leaves the old file or the new, never a half-written one.\n"
 	      "Other entries and comments are kept as they are.  Running processes are not\n"
@@ -52,6 +57,18 @@ static void help(void)
 	      "  --library PATH  the preload (default " PRELOAD_LIB "); may contain $LIB\n"
 	      "  --root DIR      edit DIR/etc/ld.so.preload, for a guest or image root; PATH\n"
 	      "                  is the path inside DIR\n"
+	      "  --kernel-abis auto|all|LIST\n"
+	      "                  which program ABIs the kernel that runs the root executes,\n"
+	      "                  besides x86-64.  auto (the default without --root) asks the\n"
+	      "                  running kernel: it executes a program of a few bytes of\n"
+	      "                  each ABI, which a kernel without IA32 emulation (or booted\n"
+	      "                  with ia32_emulation=false) refuses with ENOEXEC, and one\n"
+	      "                  whose x32 system calls are off (syscall.x32=n) loads but\n"
+	      "                  does not serve.  all (the default with --root, whose kernel\n"
+	      "                  is not this one) assumes every ABI with an installed ld.so\n"
+	      "                  runs.  LIST names them: i386,x32, or x86-64 for neither.\n"
+	      "                  An ABI the kernel does not run needs no library: no such\n"
+	      "                  program can start\n"
 	      "  -h, --help      this help\n"
 	      "\n"
 	      "Exit status: 0 done (nothing to do counts as done) or, for status, enabled;\n"
@@ -62,7 +79,8 @@ static void help(void)
 	      "\n"
 	      "Examples:\n"
 	      "  shstkctl preload enable\n"
-	      "  shstkctl preload disable --root /srv/guest\n",
+	      "  shstkctl preload disable --root /srv/guest\n"
+	      "  shstkctl preload enable --root /srv/image --kernel-abis x86-64\n",
 	      stdout);
 }
 
@@ -200,12 +218,78 @@ static size_t strip_lib(const char *text, size_t len, const char *lib, char *out
 #ifdef SHSTK_PRELOAD_LIB_NATIVE
 /* The ABIs besides x86-64 whose ld.so may read /etc/ld.so.preload, and what each expands $LIB to. */
 static const struct {
-	const char *name, *loader, *libs;
+	enum shstk_abi abi;
+	const char *loader, *libs;
 } other_abis[] = {
-	{ "i386", "/lib/ld-linux.so.2", SHSTK_PRELOAD_LIB_I386 },
-	{ "x32", "/libx32/ld-linux-x32.so.2", SHSTK_PRELOAD_LIB_X32 },
+	{ SHSTK_ABI_I386, "/lib/ld-linux.so.2", SHSTK_PRELOAD_LIB_I386 },
+	{ SHSTK_ABI_X32, "/libx32/ld-linux-x32.so.2", SHSTK_PRELOAD_LIB_X32 },
 };
 #endif
+
+/* --kernel-abis: ask this kernel, assume every ABI, or a list (bit per enum shstk_abi). */
+struct kernel_abis {
+	bool ask;
+	bool assumed; /* "all" by default, for --root */
+	unsigned runs;
+};
+
+/* 1 when the kernel runs programs of @abi, 0 when not, -errno when asking failed;
+ * *@why says how that is known. */
+static int kernel_runs(const struct kernel_abis *ka, enum shstk_abi abi, char *why, size_t size)
+{
+	struct shstk_abi_probe p;
+	int r;
+
+	if (ka->assumed) {
+		snprintf(why, size, "assumed to run them: the kernel of another root is not this one "
+			 "(--kernel-abis says which it runs)");
+		return 1;
+	}
+	if (!ka->ask) {
+		snprintf(why, size, "--kernel-abis says the kernel %s", ka->runs & (1u << abi) ? "runs them" : "does not run them");
+		return !!(ka->runs & (1u << abi));
+	}
+	r = shstk_abi_probe(abi, &p);
+	if (r < 0) {
+		snprintf(why, size, "the kernel could not be asked: %s", strerror(-r));
+		return r;
+	}
+	if (p.verdict == SHSTK_ABI_NOEXEC)
+		snprintf(why, size, "this kernel refuses to execute %s programs: %s", shstk_abi_name(abi),
+			 strerror(p.detail));
+	else if (p.verdict == SHSTK_ABI_NOSYSCALL)
+		snprintf(why, size, "this kernel loads %s programs but does not serve their system calls%s",
+			 shstk_abi_name(abi), abi == SHSTK_ABI_X32 ? " (syscall.x32=n)" : "");
+	else
+		snprintf(why, size, "this kernel runs %s programs", shstk_abi_name(abi));
+	return p.verdict == SHSTK_ABI_RUNS;
+}
+
+static int parse_kernel_abis(const char *s, struct kernel_abis *ret)
+{
+	*ret = (struct kernel_abis){ .runs = 1u << SHSTK_ABI_X86_64 };
+	if (strcmp(s, "auto") == 0) {
+		ret->ask = true;
+		return 0;
+	}
+	if (strcmp(s, "all") == 0) {
+		ret->runs = (1u << _SHSTK_ABI_MAX) - 1;
+		return 0;
+	}
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		enum shstk_abi a;
+
+		for (a = 0; a < _SHSTK_ABI_MAX; a++)
+			if (strlen(shstk_abi_name(a)) == n && strncmp(s, shstk_abi_name(a), n) == 0)
+				break;
+		if (a == _SHSTK_ABI_MAX)
+			return -EINVAL;
+		ret->runs |= 1u << a;
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
 
 /* @lib with its first "$LIB" replaced by @len bytes of @dir, in @buf; false when it does not fit. */
 static bool expand_lib(const char *lib, const char *dir, size_t len, char *buf, size_t size)
@@ -217,8 +301,35 @@ static bool expand_lib(const char *lib, const char *dir, size_t len, char *buf, 
 	return (size_t)snprintf(buf, size, "%.*s%.*s%s", (int)(t - lib), lib, (int)len, dir, t + 4) < size;
 }
 
-/* 0 when the library for every installed ABI exists under @root, else an error printed. */
-static int check_libraries(const char *lib, const char *root, char *ret_native, size_t size)
+#ifdef SHSTK_PRELOAD_LIB_NATIVE
+/* Whether @abi's ld.so is installed under @root (1), and whether its library is (into *@ret_found). */
+static bool abi_installed(size_t i, const char *lib, const char *root, bool *ret_found)
+{
+	const char *d = other_abis[i].libs;
+	char path[PATH_MAX];
+	struct stat st;
+
+	*ret_found = false;
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", other_abis[i].loader) >= sizeof(path) ||
+	    access(path, F_OK) < 0)
+		return false;
+	while (*d && !*ret_found) {
+		size_t n = strcspn(d, ":");
+		char full[PATH_MAX], exp[PATH_MAX];
+
+		if (expand_lib(lib, d, n, exp, sizeof(exp)) &&
+		    (size_t)snprintf(full, sizeof(full), "%s%s", root ? root : "", exp) < sizeof(full) &&
+		    stat(full, &st) == 0 && S_ISREG(st.st_mode))
+			*ret_found = true;
+		d += n + (d[n] == ':');
+	}
+	return true;
+}
+#endif
+
+/* 0 when the library for every installed ABI the kernel runs exists under @root, else an error printed. */
+static int check_libraries(const char *lib, const char *root, const struct kernel_abis *ka, char *ret_native,
+			   size_t size)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -243,29 +354,28 @@ static int check_libraries(const char *lib, const char *root, char *ret_native, 
 #ifdef SHSTK_PRELOAD_LIB_NATIVE
 	/* A program of another ABI whose ld.so finds no library prints an error at every start. */
 	for (size_t i = 0; strstr(lib, "$LIB") && i < ELEMENTSOF(other_abis); i++) {
-		const char *d = other_abis[i].libs;
-		bool found = false;
+		const char *name = shstk_abi_name(other_abis[i].abi);
+		char why[160];
+		bool found;
+		int k;
 
-		if ((size_t)snprintf(path, sizeof(path), "%s%s", root ? root : "", other_abis[i].loader) >= sizeof(path) ||
-		    access(path, F_OK) < 0)
+		if (!abi_installed(i, lib, root, &found) || found)
 			continue;
-		while (*d && !found) {
-			size_t n = strcspn(d, ":");
-			char full[PATH_MAX], exp[PATH_MAX];
-
-			if (expand_lib(lib, d, n, exp, sizeof(exp)) &&
-			    (size_t)snprintf(full, sizeof(full), "%s%s", root ? root : "", exp) < sizeof(full) &&
-			    stat(full, &st) == 0 && S_ISREG(st.st_mode))
-				found = true;
-			d += n + (d[n] == ':');
+		k = kernel_runs(ka, other_abis[i].abi, why, sizeof(why));
+		if (k == 0) {
+			/* No such process can start, so none can meet the wrong class. */
+			printf("note: %s programs (their ld.so is %s) would find no library of their class, but %s: "
+			       "not needed now; install the package's %s library before such a kernel runs this "
+			       "system\n", name, other_abis[i].loader, why, name);
+			continue;
 		}
-		if (!found)
-			return shstkctl_error("refusing to enable: %s programs (their ld.so is %s) would find no "
-					      "library of their class for %s (in any of %s) and print an error at "
-					      "every start; install the package's %s library",
-					      other_abis[i].name, other_abis[i].loader, lib, other_abis[i].libs,
-					      other_abis[i].name);
+		return shstkctl_error("refusing to enable: %s programs (their ld.so is %s) would find no "
+				      "library of their class for %s (in any of %s) and print an error at "
+				      "every start (%s); install the package's %s library",
+				      name, other_abis[i].loader, lib, other_abis[i].libs, why, name);
 	}
+#else
+	(void)ka;
 #endif
 	return 0;
 }
@@ -286,7 +396,28 @@ static int strip_both(const char *text, size_t len, const char *a, const char *b
 	return 0;
 }
 
-static int run(const char *verb, const char *lib, const char *root)
+/* status: for each other ABI whose ld.so is installed, its library and whether the kernel runs it. */
+static void print_abis(const char *lib, const char *root, const struct kernel_abis *ka)
+{
+#ifdef SHSTK_PRELOAD_LIB_NATIVE
+	for (size_t i = 0; strstr(lib, "$LIB") && i < ELEMENTSOF(other_abis); i++) {
+		char why[160];
+		bool found;
+
+		if (!abi_installed(i, lib, root, &found))
+			continue;
+		kernel_runs(ka, other_abis[i].abi, why, sizeof(why));
+		printf("  %s: ld.so %s installed, library %s; %s\n", shstk_abi_name(other_abis[i].abi),
+		       other_abis[i].loader, found ? "installed" : "not installed", why);
+	}
+#else
+	(void)lib;
+	(void)root;
+	(void)ka;
+#endif
+}
+
+static int run(const char *verb, const char *lib, const char *root, const struct kernel_abis *ka)
 {
 	char file[PATH_MAX], native[PATH_MAX];
 	_cleanup_free_ char *text = NULL, *out = NULL;
@@ -319,12 +450,13 @@ static int run(const char *verb, const char *lib, const char *root)
 		       text ? file : PRELOAD_FILE " (none)", named || named_legacy ? "names" : "does not name",
 		       named || !named_legacy ? lib : legacy,
 		       !named && named_legacy ? " (x86-64 only: enable again to cover every ABI)" : "");
+		print_abis(lib, root, ka);
 		return named || named_legacy ? SHSTKCTL_EXIT_OK : PRELOAD_EXIT_DISABLED;
 	}
 	if (strcmp(verb, "enable") == 0) {
 		_cleanup_free_ char *kept = NULL;
 
-		r = check_libraries(lib, root, native, sizeof(native));
+		r = check_libraries(lib, root, ka, native, sizeof(native));
 		if (r != 0)
 			return r;
 		if (named) {
@@ -378,11 +510,13 @@ int cmd_preload(int argc, char **argv, struct shstkctl *ctl)
 	static const struct option options[] = {
 		{ "library", required_argument, NULL, 'l' },
 		{ "root", required_argument, NULL, 'r' },
+		{ "kernel-abis", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		SHSTKCTL_DB_OPTION,
 		{}
 	};
-	const char *lib = PRELOAD_LIB, *root = NULL, *verb;
+	const char *lib = PRELOAD_LIB, *root = NULL, *abis = NULL, *verb;
+	struct kernel_abis ka;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -392,6 +526,9 @@ int cmd_preload(int argc, char **argv, struct shstkctl *ctl)
 			break;
 		case 'r':
 			root = optarg;
+			break;
+		case 'k':
+			abis = optarg;
 			break;
 		case 'h':
 			help();
@@ -413,5 +550,9 @@ int cmd_preload(int argc, char **argv, struct shstkctl *ctl)
 		return shstkctl_usage_error("preload", "--library wants an absolute path without blanks, ':', '#' or a '$' other than $LIB");
 	if (root && (root[0] == '\0' || strcmp(root, "/") == 0))
 		root = NULL;
-	return run(verb, lib, root);
+	/* Another root is booted by a kernel that is not necessarily this one. */
+	if (parse_kernel_abis(abis ? abis : root ? "all" : "auto", &ka) < 0)
+		return shstkctl_usage_error("preload", "--kernel-abis wants auto, all or a list of x86-64, i386, x32");
+	ka.assumed = !abis && root;
+	return run(verb, lib, root, &ka);
 }

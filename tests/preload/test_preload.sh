@@ -585,82 +585,8 @@ expect "dlopen under the preload" "$out" 'ok .*libtp-plugin-unmarked.so value=42
 	'fail .*nonexistent.so: cannot open shared object file'
 expect_not "dlopen under the preload" "$out" 'stale dlerror'
 
-# ---- every ABI: the line `shstkctl preload enable` writes (issue 17) ----
-# ld.so expands $LIB per ABI, so an i386 or x32 program loads a library of its
-# own class that does nothing; the x86-64 library in such a process makes ld.so
-# print "wrong ELF class" on the program's stderr.
-[ -n "${PRELOAD_LIB_I386:-}" ] || missing "the i386 preload stub (not built)" "a compiler that accepts -m32: apt-get install gcc"
-[ -n "${PRELOAD_LIB_X32:-}" ] || missing "the x32 preload stub (not built)" "a compiler that accepts -mx32: apt-get install gcc"
-printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' >"$W/hello.c"
-${CC:-cc} -m32 -o "$W/hello32" "$W/hello.c" 2>"$W/cc32.err" ||
-	missing "a 32-bit C toolchain ($(head -1 "$W/cc32.err"))" "apt-get install gcc-multilib"
-ar=$W/abiroot
-mkdir -p "$ar/etc" "$ar/lib"
-line=$("$SHSTKCTL" preload --help | sed -n 's/.*--library PATH  the preload (default \([^)]*\)).*/\1/p')
-case $line in
-*'$LIB'*) pass ;;
-*) fail "preload enable does not write \$LIB (default library: '$line')" ;;
-esac
-dst() { LD_PRELOAD="/nonexistent/\$LIB/x.so" strace -qq -e trace=openat "$@" 2>&1 | sed -n 's|.*"/nonexistent/\(.*\)/x.so".*|\1|p'; }
-native=$(dst /bin/true)
-lib32=$(dst "$W/hello32")
-echo "# ld.so expands \$LIB to '$native' (x86-64) and '$lib32' (i386)"
-x86=$ar${line/\$LIB/$native}
-i386=$ar${line/\$LIB/$lib32}
-mkdir -p "$(dirname "$x86")" "$(dirname "$i386")"
-cp "$PRELOAD_LIB" "$x86"
-: >"$ar/lib/ld-linux.so.2" # an i386 ld.so is installed in this root
-out=$("$SHSTKCTL" preload enable --root "$ar" 2>&1)
-rc=$?
-[ $rc = 1 ] && pass || fail "enable with an i386 ld.so but no i386 library: exit $rc, expected 1: $out"
-expect "enable refuses without the i386 library" "$out" 'refusing to enable: i386 programs'
-[ ! -e "$ar/etc/ld.so.preload" ] && pass || fail "a refused enable wrote the file"
-cp "$PRELOAD_LIB_I386" "$i386"
-printf '/usr/lib/other.so\n%s\n' "${line/\$LIB/$native}" >"$ar/etc/ld.so.preload"
-out=$("$SHSTKCTL" preload status --root "$ar")
-expect "status knows the x86-64-only line" "$out" 'preload enabled: .* \(x86-64 only'
-out=$("$SHSTKCTL" preload enable --root "$ar" 2>&1) || fail "enable: $out"
-written=$(cat "$ar/etc/ld.so.preload")
-[ "$written" = "$(printf '/usr/lib/other.so\n%s' "$line")" ] && pass ||
-	fail "enable did not replace the x86-64-only line with the \$LIB one: '$written'"
-# What ld.so makes of that line, in every ABI (LD_PRELOAD expands $LIB the same way).
-out=$(LD_PRELOAD="$ar$line" "$W/hello32" 2>"$W/h32.err")
-rc=$?
-[ $rc = 0 ] && [ "$out" = hello ] && pass || fail "i386 program under the \$LIB line: exit $rc, out '$out'"
-[ ! -s "$W/h32.err" ] && pass || fail "i386 program under the \$LIB line: stderr: $(cat "$W/h32.err")"
-expect "x86-64 program under the \$LIB line" "$(LD_PRELOAD="$ar$line" "$PROBE" 2>&1)" '^preload=present$'
-# Control: the x86-64 library named for every ABI, as before.
-LD_PRELOAD="$PRELOAD_LIB" "$W/hello32" >/dev/null 2>"$W/h32.err"
-expect "control: x86-64 library in an i386 process" "$(cat "$W/h32.err")" 'wrong ELF class'
-# The real /etc/ld.so.preload, in a private mount namespace: an overlay over
-# /etc holds the written file, the root's prefix is mounted over the real one.
-need_cmd unshare util-linux
-prefix=${line%%/\$LIB*}
-mkdir -p "$W/ovl/up" "$W/ovl/work"
-rm "$ar/etc/ld.so.preload"
-"$SHSTKCTL" preload enable --root "$ar" >/dev/null || fail "enable into an empty root"
-[ "$(cat "$ar/etc/ld.so.preload")" = "$line" ] && pass || fail "enable wrote '$(cat "$ar/etc/ld.so.preload")'"
-cp "$ar/etc/ld.so.preload" "$W/ovl/up/ld.so.preload"
-{
-	echo "mount -t overlay overlay -o lowerdir=/etc,upperdir=$W/ovl/up,workdir=$W/ovl/work /etc || exit 90"
-	echo "mkdir -p $prefix && mount --bind $ar$prefix $prefix || exit 91"
-	echo "$W/hello32 2>$W/ns32.err; echo \"rc32=\$?\""
-	echo "$PROBE | grep '^preload='"
-} >"$W/ns.sh"
-out=$(unshare --mount --propagation private sh "$W/ns.sh" 2>&1)
-expect "/etc/ld.so.preload: i386 program" "$out" '^rc32=0$'
-[ ! -s "$W/ns32.err" ] && pass || fail "/etc/ld.so.preload: i386 program's stderr: $(cat "$W/ns32.err")"
-expect "/etc/ld.so.preload: x86-64 program loads the preload" "$out" '^preload=present$'
-# x32: the stub must be of x32's class; run an x32 program only where the kernel can.
-expect "x32 stub" "$(readelf -h "$PRELOAD_LIB_X32")" 'Class: +ELF32' 'Machine: +Advanced Micro Devices X86-64'
-if ${CC:-cc} -mx32 -o "$W/hellox32" "$W/hello.c" 2>/dev/null && "$W/hellox32" >/dev/null 2>&1; then
-	libx32=$(dst "$W/hellox32")
-	mkdir -p "$(dirname "$ar${line/\$LIB/$libx32}")" && cp "$PRELOAD_LIB_X32" "$ar${line/\$LIB/$libx32}"
-	LD_PRELOAD="$ar$line" "$W/hellox32" >/dev/null 2>"$W/hx32.err"
-	[ ! -s "$W/hx32.err" ] && pass || fail "x32 program under the \$LIB line: stderr: $(cat "$W/hx32.err")"
-else
-	echo "# x32: this kernel runs no x32 programs (CONFIG_X86_X32_ABI off or syscall.x32=n): the stub's class is checked, not its loading"
-fi
+# Every ABI's line in /etc/ld.so.preload: test_preload_abi.sh (meson tests
+# preload-abi and preload-abi-exec, and the qemu-preload-abi lanes).
 
 # ---- secure execution: a setuid-to-nobody copy run by root ----
 mkdir "$W/suid" && chmod 755 "$W/suid"
