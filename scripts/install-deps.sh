@@ -10,7 +10,9 @@
 # systemd-journal-remote and systemd-journal-upload carry the fleet test's
 # journal entries between simulated machines, tests/integration/test_fleet.sh),
 # and auditd, for its ausearch: lane bochs-records reads the kernel's real
-# records with the audit userspace an administrator would use.
+# records with the audit userspace an administrator would use; iproute2 and
+# openssl, the network namespaces and keys of the fleet test (not in a
+# minbase Debian 12: tests/newcomer found them missing).
 # libdw-dev: the symboliser
 # (engine/symbols.c) is built on libdwfl.  Safe to run again: apt-get
 # skips what is installed.
@@ -28,7 +30,7 @@ man-db groff-base
 chromium
 pypy3 luajit nodejs
 debuginfod
-systemd-journal-remote
+systemd-journal-remote iproute2 openssl
 auditd"
 
 pkgs=$build_pkgs
