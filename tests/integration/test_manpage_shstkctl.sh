@@ -108,7 +108,8 @@ done <"$work/commands"
 echo "checked $ncmd commands and $nopt options against the page"
 
 # Placeholders: only the ones meson fills in (cli/meson.build).
-vars="VERSION SYSCONFDIR STATEDIR RUNDIR LIBDIR DOCDIR PKGDATADIR"
+vars=$(sed -n "s/^shstkctl_man_conf\.set('\([A-Z_]*\)'.*/\1/p" "$SHSTK_SRCDIR/cli/meson.build" | tr '\n' ' ')
+[ -n "$vars" ] || fail "no shstkctl_man_conf.set() found in cli/meson.build"
 grep -o '@[A-Z_]*@' "$page" | sort -u | tr -d @ >"$work/vars"
 while read -r v; do
 	case " $vars " in
@@ -130,6 +131,7 @@ else
 	    -e 's|@STATEDIR@|/var/lib/shstk-policy|g' -e 's|@RUNDIR@|/run/shstk-policy|g' \
 	    -e 's|@LIBDIR@|/usr/lib/x86_64-linux-gnu|g' -e 's|@DOCDIR@|/usr/share/doc/shstk-policy|g' \
 	    -e 's|@PKGDATADIR@|/usr/share/shstk-policy|g' \
+	    -e 's|@PRELOAD_LINE@|/usr/$LIB/libshstk_preload.so|g' \
 	    "$page" >"$work/shstkctl.8"
 fi
 # From standard input: man may drop root's privileges to read a file.
