@@ -97,16 +97,14 @@ static void rows_free(struct row_list *l)
 /* Appends a row of @width strings (NULL allowed) and @nnum numbers. */
 static int rows_add(struct row_list *l, const char *const *cells, const uint64_t *nums)
 {
-	char **c = reallocarray(l->cells, (l->n + 1) * l->width, sizeof(char *));
+	char **c;
 	uint64_t *u;
 
-	if (!c)
+	if (shstk_grow(&l->cells, &l->cap_cells, (l->n + 1) * l->width, sizeof(char *)) < 0 ||
+	    shstk_grow(&l->nums, &l->cap_nums, (l->n + 1) * (l->nnum ? l->nnum : 1), sizeof(uint64_t)) < 0)
 		return -ENOMEM;
-	l->cells = c;
-	u = reallocarray(l->nums, (l->n + 1) * (l->nnum ? l->nnum : 1), sizeof(uint64_t));
-	if (!u)
-		return -ENOMEM;
-	l->nums = u;
+	c = l->cells;
+	u = l->nums;
 	for (size_t i = 0; i < l->width; i++) {
 		c[l->n * l->width + i] = cells[i] ? strdup(cells[i]) : NULL;
 		if (cells[i] && !c[l->n * l->width + i])

@@ -21,6 +21,7 @@ struct row_list {
 	char **cells; /* n * width strings */
 	uint64_t *nums;
 	size_t n, width, nnum;
+	size_t cap_cells, cap_nums; /* allocated elements, for shstk_grow() */
 };
 
 #define CELL(l, r, c) ((l)->cells[(r) * (l)->width + (c)])

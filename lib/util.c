@@ -15,6 +15,27 @@ int64_t shstk_clock_us(clockid_t clock)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int shstk_grow(void *pp, size_t *cap, size_t need, size_t size)
+{
+	void **p = pp;
+	size_t n = *cap;
+	void *v;
+
+	if (need <= n)
+		return 0;
+	n = n > SIZE_MAX / 2 ? need : n * 2;
+	if (n < need)
+		n = need;
+	if (n < 16)
+		n = 16;
+	v = reallocarray(*p, n, size);
+	if (!v)
+		return -ENOMEM;
+	*p = v;
+	*cap = n;
+	return 0;
+}
+
 int shstk_read_file(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);

@@ -151,6 +151,16 @@ static inline int shstk_pread_full(int fd, void *buf, size_t len, uint64_t off, 
  * CLOCK_MONOTONIC for a duration or a deadline) in microseconds. */
 int64_t shstk_clock_us(clockid_t clock);
 
+/*
+ * Room for @need elements of @size bytes in the array *@pp (NULL or from
+ * malloc), whose capacity *@cap says: when it is smaller, the array is
+ * reallocated to at least twice its capacity (at least 16 elements), so that
+ * appending n elements one by one costs O(log n) reallocations, not n (each
+ * of which copies the whole array: quadratic).  -ENOMEM when the size does
+ * not fit or allocation fails; *@pp and *@cap are then as they were.
+ */
+int shstk_grow(void *pp, size_t *cap, size_t need, size_t size);
+
 struct stat;
 
 /*

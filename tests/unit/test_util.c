@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of lib/util.c: the microsecond clock. */
+/* Unit tests of lib/util.c: the microsecond clock, the array growth helper. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,11 +58,48 @@ static void test_util_clock_monotonic(void **state)
 	assert_true(c - b >= 2000);
 }
 
+/* shstk_grow: room for @need elements, doubling, so that n appends cost
+ * O(log n) reallocations; the contents move along; overflow is -ENOMEM and
+ * leaves the array as it was. */
+static void test_util_grow(void **state)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0, reallocs = 0, last_cap = 0;
+
+	(void)state;
+	assert_int_equal(shstk_grow(&v, &cap, 0, sizeof(*v)), 0);
+	assert_null(v);
+	for (size_t i = 0; i < 100000; i++) {
+		assert_int_equal(shstk_grow(&v, &cap, i + 1, sizeof(*v)), 0);
+		assert_true(cap >= i + 1);
+		if (cap != last_cap) {
+			reallocs++;
+			last_cap = cap;
+		}
+		v[i] = (uint32_t)i * 7;
+	}
+	/* one allocation per doubling from the first capacity, not one per append */
+	assert_true(reallocs <= 20);
+	for (size_t i = 0; i < 100000; i++)
+		assert_int_equal(v[i], (uint32_t)i * 7);
+	/* already room: nothing moves */
+	{
+		uint32_t *before = v;
+
+		assert_int_equal(shstk_grow(&v, &cap, 10, sizeof(*v)), 0);
+		assert_ptr_equal(v, before);
+	}
+	assert_int_equal(shstk_grow(&v, &cap, SIZE_MAX / 2, sizeof(*v)), -ENOMEM);
+	assert_int_equal(v[99999], (uint32_t)99999 * 7);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_util_clock_realtime),
 		cmocka_unit_test(test_util_clock_monotonic),
+		cmocka_unit_test(test_util_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
