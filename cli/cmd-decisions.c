@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "common.h"
 #include "json.h"
+#include "util.h"
 
 static void help(void)
 {
@@ -79,17 +80,17 @@ static int row(const struct shstk_db_decision *d, void *ud)
 struct sorted {
 	struct shstk_db_decision *v;
 	struct shstkctl_strpool strings;
-	size_t n;
+	size_t n, cap;
 };
 
 static int collect(const struct shstk_db_decision *d, void *ud)
 {
 	struct sorted *s = ud;
-	struct shstk_db_decision *v = reallocarray(s->v, s->n + 1, sizeof(*v));
+	struct shstk_db_decision *v;
 
-	if (!v)
+	if (shstk_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)) < 0)
 		return -ENOMEM;
-	s->v = v;
+	v = s->v;
 	v[s->n] = *d;
 	v[s->n].identity = shstkctl_strpool_keep(&s->strings, d->identity);
 	v[s->n].path = shstkctl_strpool_keep(&s->strings, d->path);

@@ -16,6 +16,7 @@
 #include "common.h"
 #include "config.h"
 #include "decide.h"
+#include "util.h"
 
 /* A bundle larger than this is refused before it is read. */
 #define IMPORT_MAX ((size_t)256 << 20)
@@ -147,10 +148,10 @@ out:
 /* Identities, sorted once filled, for "did this row exist before the import". */
 struct idset {
 	char **v;
-	size_t n;
+	size_t n, cap;
 	/* rows the import added, their strings copied out of the callback */
 	struct shstk_db_decision *added;
-	size_t n_added;
+	size_t n_added, cap_added;
 	struct shstkctl_strpool strings;
 };
 
@@ -162,11 +163,8 @@ static int by_string(const void *a, const void *b)
 static int idset_add(const struct shstk_db_decision *d, void *ud)
 {
 	struct idset *s = ud;
-	char **v = reallocarray(s->v, s->n + 1, sizeof(*v));
-
-	if (!v)
+	if (shstk_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)) < 0)
 		return -ENOMEM;
-	s->v = v;
 	if (!(s->v[s->n] = strdup(d->identity ? d->identity : "")))
 		return -ENOMEM;
 	s->n++;
@@ -182,11 +180,9 @@ static int collect_added(const struct shstk_db_decision *d, void *ud)
 		return 0;
 	if (shstk_decide_is_imported(d))
 		return 0; /* a bundle exported by a machine that had imported it: keep the first origin */
-	v = reallocarray(s->added, s->n_added + 1, sizeof(*v));
-	if (!v)
+	if (shstk_grow(&s->added, &s->cap_added, s->n_added + 1, sizeof(*s->added)) < 0)
 		return -ENOMEM;
-	s->added = v;
-	v += s->n_added;
+	v = s->added + s->n_added;
 	*v = *d;
 	v->identity = shstkctl_strpool_keep(&s->strings, d->identity);
 	v->path = shstkctl_strpool_keep(&s->strings, d->path);

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "config.h"
 #include "escape.h"
+#include "util.h"
 #include "policy.h"
 
 void shstkctl_init(struct shstkctl *ctl)
@@ -134,34 +135,22 @@ int shstkctl_policy_load(const char *path, bool missing_ok, struct shstk_policy 
 	return r;
 }
 
-const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s)
-{
-	char **v, *d;
-
-	if (!s)
-		return NULL;
-	v = reallocarray(p->s, p->n + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	p->s = v;
-	d = strdup(s);
-	if (d)
-		p->s[p->n++] = d;
-	return d;
-}
-
-/* Takes @s (malloc'ed) into @p; NULL (and @s freed) on ENOMEM. */
+/* Takes @s (malloc'ed, NULL for ENOMEM) into @p; NULL (and @s freed) on
+ * ENOMEM.  The pool grows geometrically: report keeps one string per row of
+ * a 100 000-program history, and under ASan every realloc copies. */
 static const char *strpool_take(struct shstkctl_strpool *p, char *s)
 {
-	char **v = reallocarray(p->s, p->n + 1, sizeof(*v));
-
-	if (!v) {
+	if (!s || shstk_grow(&p->s, &p->cap, p->n + 1, sizeof(*p->s)) < 0) {
 		free(s);
 		return NULL;
 	}
-	p->s = v;
 	p->s[p->n++] = s;
 	return s;
+}
+
+const char *shstkctl_strpool_keep(struct shstkctl_strpool *p, const char *s)
+{
+	return s ? strpool_take(p, strdup(s)) : NULL;
 }
 
 const char *shstkctl_esc(struct shstkctl_strpool *p, const char *s)

@@ -84,7 +84,7 @@ int shstkctl_policy_load(const char *path, bool missing_ok, struct shstk_policy 
  * call only), freed together. */
 struct shstkctl_strpool {
 	char **s;
-	size_t n;
+	size_t n, cap; /* cap: allocated, for shstk_grow() */
 };
 
 /* A copy of @s owned by @p; NULL for NULL or on ENOMEM (tell them apart
