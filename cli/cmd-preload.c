@@ -250,6 +250,12 @@ static int kernel_runs(const struct kernel_abis *ka, enum shstk_abi abi, char *w
 		return !!(ka->runs & (1u << abi));
 	}
 	r = shstk_abi_probe(abi, &p);
+	if (r == -EIO) {
+		snprintf(why, size, "no answer from the kernel: the %s probe program was loaded but killed "
+			 "or exited oddly (a seccomp filter? --kernel-abis says which ABIs it runs)",
+			 shstk_abi_name(abi));
+		return r;
+	}
 	if (r < 0) {
 		snprintf(why, size, "the kernel could not be asked: %s", strerror(-r));
 		return r;
@@ -268,6 +274,8 @@ static int kernel_runs(const struct kernel_abis *ka, enum shstk_abi abi, char *w
 static int parse_kernel_abis(const char *s, struct kernel_abis *ret)
 {
 	*ret = (struct kernel_abis){ .runs = 1u << SHSTK_ABI_X86_64 };
+	if (!*s)
+		return -EINVAL; /* say "x86-64" for that, not nothing */
 	if (strcmp(s, "auto") == 0) {
 		ret->ask = true;
 		return 0;

@@ -151,12 +151,13 @@ static int program_fd(enum shstk_abi abi)
 	return TAKE_FD(fd);
 }
 
-/* Runs @fd's program; the execve() errno comes back through a close-on-exec pipe. */
-static int run_fd(int fd, struct shstk_abi_probe *ret)
+/* Runs @fd's program: *@exec_errno the execve() errno (back through a
+ * close-on-exec pipe), else 0 and *@status its wait status. */
+static int run_fd(int fd, int *exec_errno, int *status)
 {
 	static char *const argv[] = { (char *)"shstk-abi-probe", NULL };
 	static char *const envp[] = { NULL };
-	int p[2], err = 0, status;
+	int p[2], err = 0;
 	ssize_t n;
 	pid_t pid;
 
@@ -182,33 +183,62 @@ static int run_fd(int fd, struct shstk_abi_probe *ret)
 		n = read(p[0], &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
 	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0)
+	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
 			return negerrno();
-	if (n == (ssize_t)sizeof(err)) {
-		ret->verdict = SHSTK_ABI_NOEXEC;
-		ret->detail = err;
+	if (n == (ssize_t)sizeof(err) && err) {
+		*exec_errno = err;
 		return 0;
 	}
 	if (n != 0)
 		return -EIO;
-	ret->verdict = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? SHSTK_ABI_RUNS : SHSTK_ABI_NOSYSCALL;
-	ret->detail = status;
+	*exec_errno = 0;
 	return 0;
 }
 
+int shstk_abi_judge(enum shstk_abi abi, int exec_errno, int status, struct shstk_abi_probe *ret)
+{
+	if (exec_errno) {
+		/* Only ENOEXEC is the kernel saying "not this ABI"; EACCES, ENOMEM... say nothing. */
+		if (exec_errno != ENOEXEC)
+			return -exec_errno;
+		*ret = (struct shstk_abi_probe){ .verdict = SHSTK_ABI_NOEXEC, .detail = ENOEXEC };
+		return 0;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		*ret = (struct shstk_abi_probe){ .verdict = SHSTK_ABI_RUNS, .detail = status };
+		return 0;
+	}
+	/* The one other outcome with a meaning: the x32 program's fallback exit. */
+	if (abi == SHSTK_ABI_X32 && WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+		*ret = (struct shstk_abi_probe){ .verdict = SHSTK_ABI_NOSYSCALL, .detail = status };
+		return 0;
+	}
+	/*
+	 * Killed (SIGSYS from a seccomp filter that allows only the native
+	 * system calls, as systemd's SystemCallArchitectures=native; SIGSEGV at
+	 * the hlt after a refused exit; the OOM killer) or another status: the
+	 * program was loaded, and whether that ABI's programs work outside
+	 * whatever stopped this one is unknown.  Never "does not run".
+	 */
+	return -EIO;
+}
+
+/* One run of @abi's program, judged. */
 static int probe_one(enum shstk_abi abi, struct shstk_abi_probe *ret)
 {
 	_cleanup_close_ int fd = program_fd(abi);
+	int exec_errno = 0, status = 0, r;
 
 	if (fd < 0)
 		return fd;
-	return run_fd(fd, ret);
+	r = run_fd(fd, &exec_errno, &status);
+	return r < 0 ? r : shstk_abi_judge(abi, exec_errno, status, ret);
 }
 
 int shstk_abi_probe(enum shstk_abi abi, struct shstk_abi_probe *ret)
 {
-	struct shstk_abi_probe control, res;
+	struct shstk_abi_probe control;
 	int r;
 
 	if ((unsigned)abi >= _SHSTK_ABI_MAX)
@@ -218,19 +248,12 @@ int shstk_abi_probe(enum shstk_abi abi, struct shstk_abi_probe *ret)
 	if (r < 0)
 		return r;
 	if (control.verdict != SHSTK_ABI_RUNS)
-		return control.verdict == SHSTK_ABI_NOEXEC && control.detail ? -control.detail : -ECHILD;
+		return -ENOEXEC; /* the native program refused: a noexec memfd, say */
 	if (abi == SHSTK_ABI_X86_64) {
 		*ret = control;
 		return 0;
 	}
-	r = probe_one(abi, &res);
-	if (r < 0)
-		return r;
-	/* Only ENOEXEC is the kernel saying "not this ABI"; EACCES, ENOMEM... say nothing. */
-	if (res.verdict == SHSTK_ABI_NOEXEC && res.detail != ENOEXEC)
-		return -res.detail;
-	*ret = res;
-	return 0;
+	return probe_one(abi, ret);
 }
 
 int shstk_abi_runs(enum shstk_abi abi)

@@ -13,8 +13,9 @@ enum shstk_abi {
 enum shstk_abi_verdict {
 	/* execve() refused the program: no i386 or x32 process can exist */
 	SHSTK_ABI_NOEXEC,
-	/* the program was loaded but its exit system call did not work
-	 * (x32 on a kernel with CONFIG_X86_X32_ABI and syscall.x32=n, Debian's default) */
+	/* the x32 program was loaded but its exit system call returned, so it
+	 * took its x86-64 fallback exit, status 3 (a kernel with
+	 * CONFIG_X86_X32_ABI and syscall.x32=n, Debian's default) */
 	SHSTK_ABI_NOSYSCALL,
 	/* the program ran and exited 0 */
 	SHSTK_ABI_RUNS,
@@ -38,6 +39,15 @@ const char *shstk_abi_name(enum shstk_abi abi);
  * locks across it.  0 and *@ret filled, or -errno.
  */
 int shstk_abi_probe(enum shstk_abi abi, struct shstk_abi_probe *ret);
+
+/*
+ * What one run of @abi's program means: @exec_errno the execve() errno (0
+ * when it was loaded), @status its wait status.  ENOEXEC is NOEXEC, another
+ * errno is -errno; exit 0 is RUNS; exit 3 of the x32 program is NOSYSCALL;
+ * anything else (killed by a signal: a seccomp filter, the OOM killer) is
+ * -EIO, unknown, never a verdict.  For shstk_abi_probe() and its tests.
+ */
+int shstk_abi_judge(enum shstk_abi abi, int exec_errno, int status, struct shstk_abi_probe *ret);
 
 /* Whether a program of @abi can run at all on this kernel: 1 yes, 0 no, -errno unknown. */
 int shstk_abi_runs(enum shstk_abi abi);

@@ -190,6 +190,9 @@ if [ "$mode" = enable ]; then
 	out=$("$SHSTKCTL" preload enable --root "$ar" --kernel-abis i386,arm64 2>&1)
 	rc=$?
 	[ $rc = 2 ] && pass || fail "--kernel-abis with an unknown ABI: exit $rc: $out"
+	out=$("$SHSTKCTL" preload enable --root "$ar" --kernel-abis '' 2>&1)
+	rc=$?
+	[ $rc = 2 ] && [ ! -e "$ar/etc/ld.so.preload" ] && pass || fail "--kernel-abis '': exit $rc: $out"
 
 	# A line of the time before $LIB is replaced, other lines kept.
 	printf '/usr/lib/other.so\n%s\n' "$(sub "$line" "$native")" >"$ar/etc/ld.so.preload"
