@@ -47,7 +47,12 @@ static void help(void)
 	      "           same to ld.so), so enable then disable restores the file as it was\n"
 	      "  status   says whether the file names the library, and for i386 and x32\n"
 	      "           whether their ld.so and library are installed and whether the\n"
-	      "           kernel runs such programs\n"
+	      "           kernel runs such programs; when the file names the library\n"
+	      "           and an ABI the kernel runs (or may: no answer) has no library\n"
+	      "           of its own, a \"problem:\" line says so and status exits 1 (so\n"
+	      "           does enable when the line is already there): what a host\n"
+	      "           enabled without the i386 library shows once it boots a kernel\n"
+	      "           that runs i386 programs\n"
 	      "Both edits write a temporary file beside it, fsync it and rename it over the\n"
 	      "old one: a crash leaves the old file or the new, never a half-written one.\n"
 	      "Other entries and comments are kept as they are.  Running processes are not\n"
@@ -68,12 +73,14 @@ static void help(void)
 	      "                  is not this one) assumes every ABI with an installed ld.so\n"
 	      "                  runs.  LIST names them: i386,x32, or x86-64 for neither.\n"
 	      "                  An ABI the kernel does not run needs no library: no such\n"
-	      "                  program can start\n"
+	      "                  program can start.  When the kernel gives no answer (its\n"
+	      "                  probe program killed, by a seccomp filter say), enable\n"
+	      "                  refuses and says so: name the ABIs with --kernel-abis\n"
 	      "  -h, --help      this help\n"
 	      "\n"
 	      "Exit status: 0 done (nothing to do counts as done) or, for status, enabled;\n"
-	      "1 failure (library missing, file unreadable or not writable); 2 usage;\n"
-	      "3 status: not enabled.\n"
+	      "1 failure (library missing, the kernel not answering, a problem: line,\n"
+	      "file unreadable or not writable); 2 usage; 3 status: not enabled.\n"
 	      "\n"
 	      "Rescue: see the preload's README (': > /etc/ld.so.preload' from a root shell).\n"
 	      "\n"
@@ -404,25 +411,42 @@ static int strip_both(const char *text, size_t len, const char *a, const char *b
 	return 0;
 }
 
-/* status: for each other ABI whose ld.so is installed, its library and whether the kernel runs it. */
-static void print_abis(const char *lib, const char *root, const struct kernel_abis *ka)
+/*
+ * status: for each other ABI whose ld.so is installed, its library and
+ * whether the kernel runs it.  The number of problems: ABIs whose programs
+ * print an error at every start (or may: the kernel gave no answer) when
+ * the file names @lib, which is how a host enabled without the i386
+ * library shows it later booted a kernel that runs i386 programs.
+ */
+static int print_abis(const char *lib, const char *root, const struct kernel_abis *ka, bool enabled)
 {
+	int problems = 0;
 #ifdef SHSTK_PRELOAD_LIB_NATIVE
 	for (size_t i = 0; strstr(lib, "$LIB") && i < ELEMENTSOF(other_abis); i++) {
-		char why[160];
+		const char *name = shstk_abi_name(other_abis[i].abi);
+		char why[200];
 		bool found;
+		int k;
 
 		if (!abi_installed(i, lib, root, &found))
 			continue;
-		kernel_runs(ka, other_abis[i].abi, why, sizeof(why));
-		printf("  %s: ld.so %s installed, library %s; %s\n", shstk_abi_name(other_abis[i].abi),
-		       other_abis[i].loader, found ? "installed" : "not installed", why);
+		k = kernel_runs(ka, other_abis[i].abi, why, sizeof(why));
+		printf("  %s: ld.so %s installed, library %s; %s\n", name, other_abis[i].loader,
+		       found ? "installed" : "not installed", why);
+		if (enabled && !found && k != 0) {
+			printf("problem: %s programs %s print \"wrong ELF class\" at every start: no library "
+			       "of their class for %s (in any of %s); install the package's %s library\n",
+			       name, k > 0 ? "will" : "may", lib, other_abis[i].libs, name);
+			problems++;
+		}
 	}
 #else
 	(void)lib;
 	(void)root;
 	(void)ka;
+	(void)enabled;
 #endif
+	return problems;
 }
 
 static int run(const char *verb, const char *lib, const char *root, const struct kernel_abis *ka)
@@ -458,19 +482,21 @@ static int run(const char *verb, const char *lib, const char *root, const struct
 		       text ? file : PRELOAD_FILE " (none)", named || named_legacy ? "names" : "does not name",
 		       named || !named_legacy ? lib : legacy,
 		       !named && named_legacy ? " (x86-64 only: enable again to cover every ABI)" : "");
-		print_abis(lib, root, ka);
+		if (print_abis(lib, root, ka, named) > 0)
+			return SHSTKCTL_EXIT_FAILURE;
 		return named || named_legacy ? SHSTKCTL_EXIT_OK : PRELOAD_EXIT_DISABLED;
 	}
 	if (strcmp(verb, "enable") == 0) {
 		_cleanup_free_ char *kept = NULL;
 
+		if (named) {
+			/* nothing to write; what status would call a problem still is one */
+			printf("%s already names %s\n", file, lib);
+			return print_abis(lib, root, ka, true) > 0 ? SHSTKCTL_EXIT_FAILURE : SHSTKCTL_EXIT_OK;
+		}
 		r = check_libraries(lib, root, ka, native, sizeof(native));
 		if (r != 0)
 			return r;
-		if (named) {
-			printf("%s already names %s\n", file, lib);
-			return SHSTKCTL_EXIT_OK;
-		}
 		if (named_legacy) {
 			r = strip_both(text, len, legacy, NULL, &kept, &len);
 			if (r < 0)

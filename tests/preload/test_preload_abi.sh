@@ -138,6 +138,24 @@ if [ "$mode" = enable ]; then
 		'^note: x32 programs .* --kernel-abis says the kernel does not run them: not needed now' '^enabled: '
 	[ "$(cat "$ar/etc/ld.so.preload" 2>/dev/null)" = "$line" ] && pass ||
 		fail "enable --kernel-abis x86-64 wrote '$(cat "$ar/etc/ld.so.preload" 2>/dev/null)'"
+	# Enabled so, then a kernel that runs i386 programs (booted later): status
+	# and a second enable say it is a problem, and fail; the file stays.
+	out=$("$SHSTKCTL" preload status --root "$ar" --kernel-abis x86-64)
+	rc=$?
+	case $out in *problem:*) rc=problem ;; esac
+	[ $rc = 0 ] && pass || fail "status, enabled, kernel runs neither: exit $rc: $out"
+	out=$("$SHSTKCTL" preload status --root "$ar" --kernel-abis i386)
+	rc=$?
+	[ $rc = 1 ] && pass || fail "status, enabled without the i386 library, kernel runs i386: exit $rc"
+	expect "status names the problem" "$out" \
+		'^problem: i386 programs will print "wrong ELF class" at every start: .*install the package.s i386 library$'
+	case $out in *"problem: x32"*) fail "status: x32 called a problem though the kernel runs none: $out" ;; *) pass ;; esac
+	out=$("$SHSTKCTL" preload enable --root "$ar" --kernel-abis i386 2>&1)
+	rc=$?
+	[ $rc = 1 ] && pass || fail "enable again, kernel runs i386, no i386 library: exit $rc: $out"
+	expect "enable again says the line is there and the problem" "$out" 'already names' '^problem: i386 programs'
+	case $out in *refusing*) fail "enable again claims to refuse what is already there: $out" ;; *) pass ;; esac
+	[ "$(cat "$ar/etc/ld.so.preload" 2>/dev/null)" = "$line" ] && pass || fail "enable again changed the file"
 	rm -f "$ar/etc/ld.so.preload"
 
 	# auto: what this kernel does decides, ABI by ABI (i386 is checked first).
@@ -206,7 +224,10 @@ if [ "$mode" = enable ]; then
 fi
 
 # ---- exec: programs of every ABI under the written line ----
-if [ "$k386" != runs ]; then
+if [ "$k386" != runs ] && [ "$k386" != refused ]; then
+	finish # the witness's failure above, never a skip
+fi
+if [ "$k386" = refused ]; then
 	echo "SKIP: this kernel does not execute i386 programs (execve: ENOEXEC): what an i386 program" \
 		"does under the preload's \$LIB line is proved in the guest, covered by lane qemu-preload-abi"
 	exit 77
