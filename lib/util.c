@@ -28,6 +28,10 @@ int shstk_grow(void *pp, size_t *cap, size_t need, size_t size)
 		n = need;
 	if (n < 16)
 		n = 16;
+	/* checked here, not left to the allocator: ASan's aborts on a size it
+	 * cannot serve instead of returning NULL */
+	if (size && n > SIZE_MAX / size)
+		return -ENOMEM;
 	v = reallocarray(*p, n, size);
 	if (!v)
 		return -ENOMEM;
