@@ -133,27 +133,39 @@ int shstk_abi_program(enum shstk_abi abi, unsigned char *buf, size_t size)
 	}
 }
 
-static int program_fd(enum shstk_abi abi)
+/* @len bytes of program in a close-on-exec memfd. */
+static int memfd_program(const unsigned char *buf, size_t len)
 {
-	unsigned char buf[256];
-	_cleanup_close_ int fd = -1;
-	int len = shstk_abi_program(abi, buf, sizeof(buf));
+	_cleanup_close_ int fd = memfd_create("shstk-abi-probe", MFD_CLOEXEC | MFD_EXEC);
 
-	if (len < 0)
-		return len;
-	fd = memfd_create("shstk-abi-probe", MFD_CLOEXEC | MFD_EXEC);
 	if (fd < 0 && errno == EINVAL) /* before 6.3: no MFD_EXEC, and executable anyway */
 		fd = memfd_create("shstk-abi-probe", MFD_CLOEXEC);
 	if (fd < 0)
 		return negerrno();
-	if (write(fd, buf, (size_t)len) != len)
+	if (write(fd, buf, len) != (ssize_t)len)
 		return -EIO;
 	return TAKE_FD(fd);
 }
 
-/* Runs @fd's program: *@exec_errno the execve() errno (back through a
- * close-on-exec pipe), else 0 and *@status its wait status. */
-static int run_fd(int fd, int *exec_errno, int *status)
+static int program_fd(enum shstk_abi abi)
+{
+	unsigned char buf[256];
+	int len = shstk_abi_program(abi, buf, sizeof(buf));
+
+	return len < 0 ? len : memfd_program(buf, (size_t)len);
+}
+
+int shstk_tiny_program_fd(const unsigned char *code, size_t len)
+{
+	unsigned char buf[256];
+
+	if (len > sizeof(buf) - sizeof(Elf64_Ehdr) - sizeof(Elf64_Phdr))
+		return -E2BIG;
+	return memfd_program(buf, elf64(buf, code, len));
+}
+
+/* The execve() errno comes back through a close-on-exec pipe. */
+int shstk_tiny_run(int fd, int *exec_errno, int *status)
 {
 	static char *const argv[] = { (char *)"shstk-abi-probe", NULL };
 	static char *const envp[] = { NULL };
@@ -232,7 +244,7 @@ static int probe_one(enum shstk_abi abi, struct shstk_abi_probe *ret)
 
 	if (fd < 0)
 		return fd;
-	r = run_fd(fd, &exec_errno, &status);
+	r = shstk_tiny_run(fd, &exec_errno, &status);
 	return r < 0 ? r : shstk_abi_judge(abi, exec_errno, status, ret);
 }
 

@@ -3,6 +3,8 @@
 #ifndef SHSTK_KABI_H
 #define SHSTK_KABI_H
 
+#include <stddef.h>
+
 enum shstk_abi {
 	SHSTK_ABI_X86_64,
 	SHSTK_ABI_I386,
@@ -55,5 +57,18 @@ int shstk_abi_runs(enum shstk_abi abi);
 /* The tiny program of @abi, for tests: its bytes into @buf (at least 256),
  * the length returned, or -EINVAL for an unknown ABI. */
 int shstk_abi_program(enum shstk_abi abi, unsigned char *buf, size_t size);
+
+/*
+ * The x86-64 program @code (loaded at 0x400000, entered at its first byte),
+ * in a close-on-exec memfd: for the probes of lib/kfeat.c.  fd or -errno.
+ */
+int shstk_tiny_program_fd(const unsigned char *code, size_t len);
+
+/*
+ * Runs the program in @fd (execveat() of the descriptor, empty environment)
+ * in a child: *@exec_errno execve()'s errno (0 when it was loaded), and
+ * then *@status its wait status.  0 or -errno.
+ */
+int shstk_tiny_run(int fd, int *exec_errno, int *status);
 
 #endif

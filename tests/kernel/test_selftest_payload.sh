@@ -31,7 +31,8 @@ check() {
 	printf '%s\n' "${6:-test_shadow_stack base patched}" >"$t/p/expected-selftests"
 	rm -f "$t/p/kernel-VERSION"
 	[ -z "$3" ] || echo "variant: $3" >"$t/p/kernel-VERSION"
-	out=$(PATH=$t/bin "$bb" sh "$t/p/run" | grep '^RESULT ' | tr '\n' '|')
+	# the kfeat RESULT has cases of its own (kcheck, below)
+	out=$(PATH=$t/bin "$bb" sh "$t/p/run" | grep '^RESULT ' | grep -v '^RESULT kfeat ' | tr '\n' '|')
 	if echo "$out" | grep -Eq "^$4\$"; then
 		echo "ok: $5"
 	else
@@ -89,6 +90,42 @@ test_shstk_audit patched"
 check "$ok3; exit 0" "" "" "$r PASS 3 \[OK\]\|RESULT expected-selftests FAIL no selftest listed for a patched kernel\|" \
 	"patched: an empty expected-selftests fails" \
 	"# nothing"
+
+# lib/kfeat's probe in the guest (RESULT kfeat): a fake kfeat-probe says
+# what a kernel would; the script must hold it against the mode and the
+# CPU's user_shstk (of this host, whose /proc/cpuinfo the script reads).
+# fake probe's states (shadow-stacks series file-policy), VERSION variant,
+# expected RESULT kfeat regex, case
+kcheck() {
+	if [ -n "$1" ]; then
+		printf '#!/bin/sh\necho "kfeat shadow-stacks %s 0"\nfor f in audit-mode audit-record compat-mode; do echo "kfeat $f %s 0"; done\necho "kfeat file-policy %s 0"\necho "summary: fake %s"\n' \
+			"${1%% *}" "$(echo "$1" | cut -d' ' -f2)" "${1##* }" "$1" >"$t/p/kfeat-probe"
+		chmod +x "$t/p/kfeat-probe"
+	else
+		rm -f "$t/p/kfeat-probe"
+	fi
+	rm -f "$t/p/kernel-VERSION"
+	[ -z "$2" ] || echo "variant: $2" >"$t/p/kernel-VERSION"
+	out=$(PATH=$t/bin "$bb" sh "$t/p/run" | grep '^RESULT kfeat ' | tr '\n' '|')
+	if echo "$out" | grep -Eq "^$3\$"; then
+		echo "ok: $4"
+	else
+		echo "FAIL: $4: got '$out', expected /$3/"
+		fails=$((fails + 1))
+	fi
+}
+if grep -qw user_shstk /proc/cpuinfo; then
+	patched='present present present' base='present absent absent'
+else
+	patched='absent present unknown' base='absent absent unknown'
+fi
+kcheck "$patched" "" "RESULT kfeat PASS fake $patched\|" "kfeat: the series' features on the patched kernel pass"
+kcheck "$base" "base" "RESULT kfeat PASS fake $base\|" "kfeat: none of them on the base kernel passes"
+kcheck "$patched" "base" "RESULT kfeat FAIL .*audit-mode=present\(want absent\).*" \
+	"kfeat: the series' features found on the base kernel fail"
+kcheck "$base" "" "RESULT kfeat FAIL .*audit-mode=absent\(want present\).*" \
+	"kfeat: the series' features missing on the patched kernel fail"
+kcheck "" "" "RESULT kfeat FAIL .*kfeat-probe missing\|" "kfeat: no probe fails"
 
 printf 'x86_Thread_shstk_violations:\t0\n' >>"$t/status"
 check "$ok3; $uffd; exit 1" "$entry" "base" \
