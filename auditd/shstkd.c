@@ -30,6 +30,7 @@
 #include "config.h"
 #include "coredump.h"
 #include "decide.h"
+#include "kfeat.h"
 #include "procstatus.h"
 #include "shstkd.h"
 #include "symbols.h"
@@ -572,23 +573,29 @@ static int load_policy(const char *path, struct shstk_policy **ret, bool print_o
 }
 
 /*
- * Whether this CPU and kernel give user space shadow stacks: the kernel
- * shows "user_shstk" among the flags only when both do.  Without them no
- * violation can happen, but runs are still counted (the preload reports
- * "unsupported"), so the daemon runs anyway and says so.
+ * What the kernel gives (lib/kfeat.h), said once at start: without shadow
+ * stacks no violation can happen, but runs are still counted (the preload
+ * reports "unsupported"), so the daemon runs anyway and says so; and a
+ * stage that needs what this kernel lacks is named, since nothing else
+ * would tell the administrator that the audit stage gathers nothing here.
  */
-static bool shstk_supported(void)
+static bool say_kernel(struct shstkd *d)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/cpuinfo", "re");
-	char line[8192];
+	struct shstk_kfeats k;
+	const char *problem;
+	char sum[512];
+	bool fatal;
 
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "flags", 5) != 0)
-			continue;
-		line[strcspn(line, "\n")] = ' ';
-		return strstr(line, " user_shstk ") != NULL;
-	}
-	return false;
+	(void)shstk_kfeat_probe(&k);
+	shstkd_log(d, shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK) ? LOG_INFO : LOG_NOTICE, "kernel: %s%s",
+		   shstk_kfeats_summary(&k, sum, sizeof(sum)),
+		   shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK) ? ""
+							    : ": no violation can happen; process starts are still counted");
+	problem = shstk_stage_kernel_problem(d->policy->stage, &k, &fatal);
+	if (problem)
+		shstkd_log(d, fatal ? LOG_WARNING : LOG_NOTICE, "stage %s: %s", shstk_stage_name(d->policy->stage),
+			   problem);
+	return shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK);
 }
 
 static bool write_pidfile(void)
@@ -666,13 +673,7 @@ static int run(struct shstkd *d)
 	}
 	if (access(SHSTK_RUNDIR, W_OK) == 0)
 		pidfile = write_pidfile();
-	supported = shstk_supported();
-	if (supported)
-		shstkd_log(d, LOG_INFO, "shadow stacks supported by this CPU and kernel (user_shstk)");
-	else
-		shstkd_log(d, LOG_NOTICE,
-			   "shadow stacks unsupported by this CPU or kernel (no user_shstk): no violation can "
-			   "happen; process starts are still counted");
+	supported = say_kernel(d);
 	sd_notify(0, supported ? "READY=1\nSTATUS=watching" : "READY=1\nSTATUS=watching (shadow stacks unsupported here)");
 	arm_timer(d); /* the watchdog's first ping */
 	shstkd_log(d, LOG_INFO, "watching (database %s, allowlist %s)", d->policy->database, d->policy->allowlist);

@@ -133,6 +133,25 @@ void admin_stage_json(struct json *j, const struct admin_policy *ap)
 	json_kv_string(j, "policy_stage", shstk_stage_name(ap->file_stage));
 }
 
+void admin_kernel_json(struct json *j, struct shstkctl *ctl, enum shstk_stage stage)
+{
+	const struct shstk_kfeats *k = shstkctl_kernel(ctl);
+	char sum[512];
+	bool fatal;
+
+	json_key(j, "kernel");
+	json_object_open(j);
+	json_kv_string(j, "summary", shstk_kfeats_summary(k, sum, sizeof(sum)));
+	json_kv_bool(j, "stated", k->stated);
+	json_key(j, "features");
+	json_object_open(j);
+	for (unsigned f = 0; f < _SHSTK_KFEAT_MAX; f++)
+		json_kv_string(j, shstk_kfeat_name(f), shstk_kfeat_state_name(k->state[f]));
+	json_object_close(j);
+	json_kv_string(j, "stage_problem", shstk_stage_kernel_problem(stage, k, &fatal));
+	json_object_close(j);
+}
+
 void admin_decision_json(struct json *j, const struct shstk_db_decision *d)
 {
 	json_kv_string(j, "state", d->state);

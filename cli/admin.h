@@ -101,6 +101,9 @@ struct json;
  * stage show and policy show say it alike. */
 void admin_stage_json(struct json *j, const struct admin_policy *ap);
 
+/* "kernel": {"summary", "stated", "features": {name: state}, "stage_problem"}. */
+void admin_kernel_json(struct json *j, struct shstkctl *ctl, enum shstk_stage stage);
+
 /*
  * A decision row's members, written into the JSON object the caller has
  * open: state, decision, since_us, reason, override (null when none),

@@ -20,9 +20,17 @@ static void help(void)
 	      "\n"
 	      "The rollout stage says how far shadow stacks are switched on system-wide:\n"
 	      "  off               nothing is enabled\n"
-	      "  audit             every candidate runs in audit mode\n"
-	      "  enforce-verified  verified binaries enforce, candidates audit\n"
+	      "  audit             every candidate runs in audit mode (needs this project's\n"
+	      "                    kernel series: refused on a kernel without audit mode)\n"
+	      "  enforce-verified  verified binaries enforce, candidates audit (without\n"
+	      "                    the series candidates run without a shadow stack, and\n"
+	      "                    'shstkctl verify' runs verify them)\n"
 	      "  enforce-marked    every eligible binary that is not quarantined enforces\n"
+	      "\n"
+	      "Which kernel: the running one, asked which shadow-stack features it has\n"
+	      "('shstkctl status' shows them), or the one 'shstkctl --kernel-features'\n"
+	      "states.  set of a stage the kernel cannot carry out is refused, with what\n"
+	      "to use instead (exit 1); show prints a note or problem line about it.\n"
 	      "\n"
 	      "show prints the stage in force, where it comes from and who changed it when.\n"
 	      "\n"
@@ -48,7 +56,8 @@ static void help(void)
 	      "  -h, --help        this help\n"
 	      "\n"
 	      "Exit status: 0 done (or, with --dry-run, listed); 1 failure (no database, bad\n"
-	      "policy, publication failed); 2 usage (unknown stage).\n"
+	      "policy, publication failed, a stage this kernel cannot carry out); 2 usage\n"
+	      "(unknown stage).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  shstkctl stage set enforce-verified --dry-run\n"
@@ -203,10 +212,12 @@ static int history_row(const struct shstk_db_stage_change *c, void *ud)
 	return 0;
 }
 
-static int show(const struct shstkctl *ctl, struct shstk_db *db, const struct admin_policy *ap, enum shstkctl_format fmt)
+static int show(struct shstkctl *ctl, struct shstk_db *db, const struct admin_policy *ap, enum shstkctl_format fmt)
 {
 	struct json j;
 	struct show s = {};
+	const char *problem;
+	bool fatal;
 	int r;
 
 	if (fmt == SHSTKCTL_FORMAT_JSON) {
@@ -214,12 +225,16 @@ static int show(const struct shstkctl *ctl, struct shstk_db *db, const struct ad
 		json_begin(&j, stdout);
 		json_object_open(&j);
 		admin_stage_json(&j, ap);
+		admin_kernel_json(&j, ctl, ap->p->stage);
 		json_key(&j, "history");
 		json_array_open(&j);
 	} else {
 		printf("stage %s (%s)\n", shstk_stage_name(ap->p->stage),
 		       ap->overridden ? "set with 'shstkctl stage set', overrides the policy" : "from the policy");
 		printf("policy %s says %s\n", ap->source, shstk_stage_name(ap->file_stage));
+		problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
+		if (problem)
+			printf("%s: %s\n", fatal ? "problem" : "note", problem);
 		printf("history:\n");
 	}
 	r = shstk_db_stage_history_foreach(db, history_row, &s);
@@ -231,6 +246,43 @@ static int show(const struct shstkctl *ctl, struct shstk_db *db, const struct ad
 		json_end(&j);
 	}
 	return SHSTKCTL_EXIT_OK;
+}
+
+/* ---- the kernel ---------------------------------------------------------------- */
+
+/*
+ * A stage the kernel cannot carry out is refused before anything is
+ * opened: on a kernel without the series, audit mode does not exist, and a
+ * stage of audit decisions would quietly mean "off" for every binary.
+ */
+static int kernel_check(struct shstkctl *ctl, enum shstk_stage to)
+{
+	char k[600];
+	bool fatal;
+	const char *problem = shstk_stage_kernel_problem(to, shstkctl_kernel(ctl), &fatal);
+
+	if (!problem)
+		return SHSTKCTL_EXIT_OK;
+	if (!fatal) {
+		fprintf(stderr, "shstkctl: stage set %s: note: %s\n", shstk_stage_name(to), problem);
+		return SHSTKCTL_EXIT_OK;
+	}
+	shstkctl_error("stage set %s: refused: %s", shstk_stage_name(to), problem);
+	fprintf(stderr,
+		"  kernel: %s\n"
+		"  Evidence on this kernel comes from shadow stacks that are on, enforced:\n"
+		"    shstkctl verify -- COMMAND        runs COMMAND's tree with shadow stacks forced\n"
+		"                                      on, under ptrace: clean runs verify a binary,\n"
+		"                                      a violation quarantines it\n"
+		"    shstkctl stage set enforce-verified\n"
+		"                                      verified binaries enforce; shstkd records\n"
+		"                                      their crashes from the kernel's 'control\n"
+		"                                      protection' log line and core dumps, and a\n"
+		"                                      confirmed one turns the binary off\n"
+		"  Or boot a kernel with this project's series (kernel-patches/README.md).  For\n"
+		"  a database meant for machines that run it: shstkctl --kernel-features=series.\n",
+		shstkctl_kernel_summary(ctl, k, sizeof(k)));
+	return SHSTKCTL_EXIT_FAILURE;
 }
 
 static int parse_opts(struct shstkctl *ctl, int argc, char **argv, struct stage_opts *o)
@@ -310,6 +362,11 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 		return shstkctl_usage_error("stage", "unknown stage command '%s' (show, set, unset)", verb);
 	}
 
+	if (strcmp(verb, "set") == 0) {
+		r = kernel_check(ctl, (enum shstk_stage)to);
+		if (r != SHSTKCTL_EXIT_OK)
+			return r;
+	}
 	if (verb[0] == 's' && (verb[1] == 'h' || o.dry_run))
 		r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	else

@@ -29,6 +29,10 @@ static void help(void)
 	      "One screen on the state of shstk-policy on this machine:\n"
 	      "  - the rollout stage in force and where it comes from (the policy file, or\n"
 	      "    an override set with 'shstkctl stage set');\n"
+	      "  - the kernel: which shadow-stack features it has, asked of it (upstream\n"
+	      "    shadow stacks; this project's kernel series: audit mode and its audit\n"
+	      "    record, compatibility mode, per-program policy, the last only as root),\n"
+	      "    and a note or a problem when the stage in force needs what is missing;\n"
 	      "  - decided executables per state and per decision, and how many decisions\n"
 	      "    imported from another machine wait for a build not installed here;\n"
 	      "  - the daemon: whether shstkd runs, from systemd (unit shstkd.service:\n"
@@ -211,16 +215,25 @@ static void age(int64_t then_s, char *buf, size_t len)
 		snprintf(buf, len, "%" PRId64 " days ago", d / 86400);
 }
 
-static void print_table(const struct status *s, const struct admin_policy *ap, const char *al_path)
+static void print_table(const struct status *s, const struct admin_policy *ap, const char *al_path,
+			struct shstkctl *ctl)
 {
 	struct shstkctl_strpool esc = {};
-	char t[32], a[32];
+	char t[32], a[32], k[600];
+	const char *problem;
+	bool fatal;
 
 	printf("stage       %s (%s)\n", shstk_stage_name(ap->p->stage),
 	       ap->overridden ? "override set with 'shstkctl stage set'" : "from the policy");
 	printf("policy      %s%s%s\n", ap->source, ap->overridden ? ", which says " : "",
 	       ap->overridden ? shstk_stage_name(ap->file_stage) : "");
 	printf("database    %s\n", s->db_path);
+	printf("kernel      %s\n", shstkctl_kernel_summary(ctl, k, sizeof(k)));
+	problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
+	if (problem)
+		printf("%s:    %s%s\n", fatal ? "problem" : "note", problem,
+		       fatal ? " (use stage enforce-verified with 'shstkctl verify' runs instead: see 'shstkctl stage --help')"
+			     : "");
 	printf("\ndecided executables: %u\n", s->n.decided);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
 		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->n.by_state[i]);
@@ -262,7 +275,8 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	shstkctl_strpool_free(&esc);
 }
 
-static void print_json(const struct status *s, const struct admin_policy *ap, const char *al_path)
+static void print_json(const struct status *s, const struct admin_policy *ap, const char *al_path,
+		       struct shstkctl *ctl)
 {
 	struct json j;
 
@@ -270,6 +284,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	json_object_open(&j);
 	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", s->db_path);
+	admin_kernel_json(&j, ctl, ap->p->stage);
 	json_kv_uint(&j, "decided", s->n.decided);
 	json_kv_uint(&j, "imported", s->n.imported);
 	json_key(&j, "states");
@@ -386,9 +401,9 @@ int cmd_status(int argc, char **argv, struct shstkctl *ctl)
 		goto out;
 	}
 	if (fmt == SHSTKCTL_FORMAT_JSON)
-		print_json(&s, &ap, al_path);
+		print_json(&s, &ap, al_path, ctl);
 	else
-		print_table(&s, &ap, al_path);
+		print_table(&s, &ap, al_path, ctl);
 	if (s.have_al)
 		shstk_allowlist_unmap(&s.al);
 	r = SHSTKCTL_EXIT_OK;

@@ -31,9 +31,6 @@
 /* ABI constants, defined here so that the file builds with any kernel headers:
  * arch/x86/include/uapi/asm/prctl.h, include/uapi/linux/elf.h,
  * include/uapi/asm-generic/siginfo.h. */
-#define VERIFY_ARCH_SHSTK_ENABLE 0x5001
-#define VERIFY_ARCH_SHSTK_STATUS 0x5005
-#define VERIFY_ARCH_SHSTK_SHSTK (1ULL << 0)
 #define VERIFY_NT_X86_SHSTK 0x204
 #define VERIFY_SEGV_CPERR 10
 
@@ -133,40 +130,6 @@ static void help(void)
 
 /* ---- does this machine have user shadow stacks? --------------------------- */
 
-/*
- * The probe runs in a forked child and enables the shadow stack with raw
- * inline system calls: a function that enabled it could not return (its
- * return address is not on the new shadow stack), so the child leaves
- * through exit_group in the same asm sequence.  Exit code: 0 enabled,
- * 100 + errno of STATUS, else errno of ENABLE.
- */
-__attribute__((noreturn, no_sanitize("address", "undefined"))) static void cet_probe_child(void)
-{
-	unsigned long long features = 0;
-	long r;
-
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"((long)SYS_arch_prctl), "D"((long)VERIFY_ARCH_SHSTK_STATUS), "S"(&features)
-			 : "rcx", "r11", "memory");
-	if (r < 0) {
-		__asm__ volatile("syscall" ::"a"((long)SYS_exit_group), "D"(100 + ((-r) & 0x7f))
-				 : "rcx", "r11", "memory");
-		__builtin_unreachable();
-	}
-	__asm__ volatile("syscall\n\t"
-			 "mov %%rax, %%rdi\n\t"
-			 "neg %%rdi\n\t"
-			 "and $0x7f, %%rdi\n\t"
-			 "mov %[exit], %%eax\n\t"
-			 "syscall"
-			 :
-			 : "a"((long)SYS_arch_prctl), "D"((long)VERIFY_ARCH_SHSTK_ENABLE),
-			   "S"((long)VERIFY_ARCH_SHSTK_SHSTK), [exit] "i"(SYS_exit_group)
-			 : "rcx", "r11", "memory");
-	__builtin_unreachable();
-}
-
 static bool cpuinfo_has_flag(const char *flag)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/cpuinfo", "re");
@@ -188,35 +151,28 @@ static bool cpuinfo_has_flag(const char *flag)
 	return false;
 }
 
-/* 0 when a shadow stack can be enabled; otherwise prints why and returns VERIFY_EXIT_NO_CET. */
+/*
+ * 0 when a shadow stack can be enabled here; otherwise prints why and
+ * returns VERIFY_EXIT_NO_CET.  Asked of the running kernel (lib/kfeat.h),
+ * never of --kernel-features: verify runs here.
+ */
 static int cet_check(void)
 {
+	struct shstk_kfeats k;
 	struct utsname u = {};
 	char kernel[512];
-	int status, code;
-	pid_t pid;
+	int err;
 
-	pid = fork();
-	if (pid < 0)
-		return shstkctl_error_errno(-errno, "verify: fork"), VERIFY_EXIT_INTERNAL;
-	if (pid == 0)
-		cet_probe_child();
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return shstkctl_error_errno(-errno, "verify: waitpid"), VERIFY_EXIT_INTERNAL;
-	if (WIFSIGNALED(status))
-		return shstkctl_error("verify: the shadow-stack probe was killed by signal %d", WTERMSIG(status)),
+	if (shstk_kfeat_probe(&k) < 0 || k.state[SHSTK_KFEAT_SHSTK] == SHSTK_KFEAT_UNKNOWN)
+		return shstkctl_error("verify: the shadow-stack probe could not run: %s",
+				      strerror(k.err[SHSTK_KFEAT_SHSTK])),
 		       VERIFY_EXIT_INTERNAL;
-	code = WEXITSTATUS(status);
-	if (code == 0)
+	if (shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK))
 		return 0;
+	err = k.err[SHSTK_KFEAT_SHSTK];
 	uname(&u);
-	if (code >= 100)
-		snprintf(kernel, sizeof(kernel), "%s (arch_prctl ARCH_SHSTK_STATUS: %s: built without user shadow stacks)",
-			 u.release, strerror(code - 100));
-	else
-		snprintf(kernel, sizeof(kernel), "%s (arch_prctl ARCH_SHSTK_ENABLE: %s%s)", u.release, strerror(code),
-			 code == EOPNOTSUPP ? ": the CPU has none, or they are off" : "");
+	snprintf(kernel, sizeof(kernel), "%s (arch_prctl ARCH_SHSTK_ENABLE: %s%s)", u.release, strerror(err),
+		 err == EOPNOTSUPP ? ": the CPU has none, or they are off" : ": built without user shadow stacks");
 	fprintf(stderr, "shstkctl: verify: no shadow-stack support: kernel %s / CPU: /proc/cpuinfo %s; nothing was run\n",
 		kernel,
 		cpuinfo_has_flag("user_shstk") ? "has user_shstk"

@@ -39,6 +39,26 @@ const char *shstkctl_db_path(const struct shstkctl *ctl)
 	return ctl->db_path ? ctl->db_path : ctl->db_default;
 }
 
+const struct shstk_kfeats *shstkctl_kernel(struct shstkctl *ctl)
+{
+	if (!ctl->have_kernel) {
+		/* a probe that cannot run leaves every feature unknown: said as such */
+		(void)shstk_kfeat_probe(&ctl->kernel);
+		ctl->have_kernel = true;
+	}
+	return &ctl->kernel;
+}
+
+const char *shstkctl_kernel_summary(struct shstkctl *ctl, char *buf, size_t size)
+{
+	const struct shstk_kfeats *k = shstkctl_kernel(ctl);
+	char sum[400];
+
+	snprintf(buf, size, "%s%s", shstk_kfeats_summary(k, sum, sizeof(sum)),
+		 k->stated ? " [stated with --kernel-features]" : "");
+	return buf;
+}
+
 int shstkctl_common_option(struct shstkctl *ctl, const char *cmd, int opt)
 {
 	if (opt != SHSTKCTL_OPT_DB)

@@ -3,6 +3,7 @@
 #ifndef SHSTKCTL_COMMON_H
 #define SHSTKCTL_COMMON_H
 
+#include "kfeat.h"
 #include <stdbool.h>
 
 #include "db.h"
@@ -24,7 +25,20 @@ struct shstkctl {
 	const char *db_path;    /* --db; NULL: db_default */
 	bool quiet;             /* -q: no progress, no summaries */
 	char db_default[4096];  /* see shstkctl_db_path() */
+	/* --kernel-features, else probed at the first shstkctl_kernel() */
+	bool have_kernel;
+	struct shstk_kfeats kernel;
 };
+
+/*
+ * The shadow-stack features of the kernel the decisions are for: those
+ * stated with --kernel-features, else the running kernel's, probed once
+ * (lib/kfeat.h: a few tiny programs, a millisecond).
+ */
+const struct shstk_kfeats *shstkctl_kernel(struct shstkctl *ctl);
+
+/* "kernel: SUMMARY" and where it comes from, for status and report. */
+const char *shstkctl_kernel_summary(struct shstkctl *ctl, char *buf, size_t size);
 
 /* Empty options and the default database path of this user. */
 void shstkctl_init(struct shstkctl *ctl);

@@ -43,7 +43,7 @@ static const struct command commands[] = {
 
 static void help(FILE *f)
 {
-	fputs("Usage: shstkctl [--db PATH] [-q] COMMAND [ARGS...]\n"
+	fputs("Usage: shstkctl [--db PATH] [-q] [--kernel-features LIST] COMMAND [ARGS...]\n"
 	      "       shstkctl help COMMAND | shstkctl COMMAND --help\n"
 	      "       shstkctl --version\n"
 	      "\n"
@@ -62,6 +62,14 @@ static void help(FILE *f)
 	      "                " SHSTK_STATEDIR "/shstk.db for root, otherwise\n"
 	      "                $XDG_STATE_HOME/shstk-policy/shstk.db (~/.local/state/...)\n"
 	      "  -q, --quiet   no progress output and no summaries; errors only\n"
+	      "  --kernel-features LIST\n"
+	      "                decide and report for a kernel with these shadow-stack\n"
+	      "                features instead of the running one (a database prepared\n"
+	      "                for other machines): 'series' (this project's kernel\n"
+	      "                series), 'stock' (upstream shadow stacks only), 'none', or\n"
+	      "                a comma-separated list of shadow-stacks, audit-mode,\n"
+	      "                audit-record, compat-mode, file-policy.  Default: asked\n"
+	      "                of the running kernel ('shstkctl status' shows it)\n"
 	      "  -h, --help    this help\n"
 	      "  --version     print the version\n"
 	      "\n"
@@ -103,6 +111,7 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "db", required_argument, NULL, SHSTKCTL_OPT_DB },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "kernel-features", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -121,6 +130,14 @@ int main(int argc, char **argv)
 		case 'q':
 			ctl.quiet = true;
 			break;
+		case 'K': {
+			char why[256];
+
+			if (shstk_kfeats_parse(optarg, &ctl.kernel, why, sizeof(why)) < 0)
+				return shstkctl_usage_error(NULL, "--kernel-features: %s", why);
+			ctl.have_kernel = true;
+			break;
+		}
 		case 'h':
 			help(stdout);
 			return SHSTKCTL_EXIT_OK;

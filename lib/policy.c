@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "kfeat.h"
 #include "policy.h"
 
 _Static_assert(SHSTK_RISK_ALL == (1u << SHSTK_RISK_COUNT) - 1, "risk names out of date");
@@ -1264,6 +1265,27 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	for (size_t i = 0; i < p->n_rules; i++)
 		print_rule(&p->rules[i], f);
 	return ferror(f) ? -EIO : 0;
+}
+
+const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shstk_kfeats *k, bool *fatal)
+{
+	enum shstk_kfeat_state audit = k->state[SHSTK_KFEAT_AUDIT_MODE];
+
+	*fatal = false;
+	if (stage != SHSTK_STAGE_AUDIT && stage != SHSTK_STAGE_ENFORCE_VERIFIED)
+		return NULL;
+	if (audit == SHSTK_KFEAT_PRESENT)
+		return NULL;
+	if (audit == SHSTK_KFEAT_UNKNOWN)
+		return "whether this kernel has audit mode is unknown (its probe could not run): an audit decision "
+		       "may run without a shadow stack";
+	if (stage == SHSTK_STAGE_AUDIT) {
+		*fatal = true;
+		return "stage audit gathers no evidence on this kernel: audit mode (ARCH_SHSTK_AUDIT) is this project's "
+		       "kernel series, and without it every audit decision runs without a shadow stack";
+	}
+	return "this kernel has no audit mode: candidates, which stage enforce-verified audits, run without a "
+	       "shadow stack, so only 'shstkctl verify' runs and crash reports gather evidence on them";
 }
 
 /* ---- deciding ---- */

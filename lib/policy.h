@@ -209,4 +209,14 @@ const char *shstk_rule_action_name(enum shstk_rule_action a);
 int shstk_stage_from_name(const char *name);
 int shstk_state_from_name(const char *name);
 
+struct shstk_kfeats; /* kfeat.h */
+
+/*
+ * What @stage cannot do on a kernel with @k: NULL when nothing, else one
+ * sentence, and *@fatal when the stage would gather no evidence at all
+ * there (audit on a kernel whose audit mode is known absent), which
+ * 'stage set' refuses; otherwise a note to show beside the stage.
+ */
+const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shstk_kfeats *k, bool *fatal);
+
 #endif

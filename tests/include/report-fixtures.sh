@@ -75,7 +75,7 @@ POLICY
 	_P="--policy $_w/policy.conf"
 	"$ctl" --db "$_db" scan --no-packages --no-progress --root "$_w/root" / >/dev/null
 	_m=$(_report_marks "$_db")
-	"$ctl" -q --db "$_db" stage set audit --reason 'start the rollout <b>"now"</b>' $_P >/dev/null
+	"$ctl" -q --kernel-features=series --db "$_db" stage set audit --reason 'start the rollout <b>"now"</b>' $_P >/dev/null
 	_report_backdate "$_db" ${_m% *} ${_m#* } 20
 	# Evidence (2001, as in test_admin.sh): clean runs on two days, an
 	# audit-mode violation of suspect-ctx in a run, an ANOM_ABEND hint,
@@ -98,7 +98,7 @@ POLICY
 		_pid=$((_pid + 1))
 	done <"$_w/hostile.txt"
 	"$_ev" "$_db" run /usr/bin/eligible 978500000 978500100 0
-	"$ctl" -q --db "$_db" stage set enforce-verified --reason "audit was clean" $_P >/dev/null
+	"$ctl" -q --kernel-features=series --db "$_db" stage set enforce-verified --reason "audit was clean" $_P >/dev/null
 	_report_backdate "$_db" ${_m% *} ${_m#* } 9
 	_m=$(_report_marks "$_db")
 	"$ctl" -q --db "$_db" allow /usr/bin/suspect-jit --reason "the JIT is shadow-stack aware" $_P >/dev/null

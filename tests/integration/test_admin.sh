@@ -36,6 +36,13 @@ cp "$sleep_bin" "$work/root/usr/bin/sleep-copy"
 # Two paths of one identity: which one a decision row names is the engine's
 # pick, not fixed; one path per identity keeps the goldens stable.
 rm "$work/root/usr/sbin/eligible-hard"
+# The decisions are for a kernel with the series, whatever kernel this host
+# runs: shstkctl --kernel-features=series (the stock kernel's refusal and
+# notes have goldens of their own, stock-*, run with the real command)
+ctl_real=$ctl
+ctl=$work/shstkctl
+printf '#!/bin/sh\nexec "%s" --kernel-features=series "$@"\n' "$ctl_real" >"$ctl"
+chmod +x "$ctl"
 db="$work/shstk.db"
 user=$(id -un)
 uid=$(id -u)
@@ -111,6 +118,32 @@ model dryrun "$work/dryrun-empty.json" enforce-marked
 # ---- first decisions, at the policy's stage (audit)
 golden_check stage-set-audit "$ctl" --db "$db" stage set audit --reason "start the rollout" $P
 model decide "$work/stage-set-audit.raw" stage=audit
+
+# ---- a stock kernel (upstream shadow stacks only): stage audit is refused
+# before the database is touched, enforce-verified and status say what the
+# missing audit mode costs; a bad --kernel-features is a usage error
+hist() { "$ctl" --db "$db" stage show --format=json $P | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["history"]))'; }
+h0=$(hist)
+golden_check stock-stage-set-audit "$ctl_real" --kernel-features=stock --db "$db" stage set audit --reason x $P
+if [ "$(hist)" = "$h0" ]; then
+	echo "ok: stock-stage-set-audit recorded nothing ($h0 history rows)"
+else
+	echo "FAIL: stock-stage-set-audit changed the stage history ($h0 -> $(hist) rows)"
+	fail=1
+fi
+golden_check stock-dryrun-enforce-verified "$ctl_real" --kernel-features=stock --db "$db" stage set enforce-verified --dry-run $P
+golden_check stock-status "$ctl_real" --kernel-features=stock --db "$db" status $P
+golden_check stock-stage-show "$ctl_real" --kernel-features=stock --db "$db" stage show $P
+golden_check kernel-features-bad "$ctl_real" --kernel-features=stock,audit-mode --db "$db" status $P
+# without --kernel-features: the running kernel, as lib/kfeat's probe finds it
+probe=$("$SHSTK_BUILDDIR/tests/tools/kfeat-probe" | sed -n 's/^summary: //p')
+said=$("$ctl_real" --db "$db" status --format=json $P | python3 -c 'import json,sys; k=json.load(sys.stdin)["kernel"]; print(k["summary"] if not k["stated"] else "stated?")')
+if [ -n "$probe" ] && [ "$said" = "$probe" ]; then
+	echo "ok: status names this kernel as the probe does: $said"
+else
+	echo "FAIL: status says '$said' of this kernel, kfeat-probe '$probe'"
+	fail=1
+fi
 "$ctl" --db "$db" decisions --format=json >"$work/decisions-audit.json"
 model decisions "$work/decisions-audit.json"
 
