@@ -14,13 +14,15 @@
  *   DISABLE of a bit it does not know (AUDIT, COMPAT) -EINVAL;
  * - the series: DISABLE(AUDIT) and DISABLE(COMPAT) of a clear bit 0 with
  *   nothing logged (audit_control(), compat_control()), -EOPNOTSUPP
- *   without user_shstk; ENABLE(SHSTK) -EPERM in a program whose file says
- *   trusted.shstk=off (patch 0008).
+ *   without user_shstk; ENABLE(AUDIT) -EPERM in a program whose file says
+ *   trusted.shstk=enforce (patch 0008), which exec applies unlogged.
+ * So no probe changes a bit that the series would log a change of.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -36,40 +38,58 @@
 #define FEATURE_COMPAT 0x8 /* the series, patch 0012 */
 
 /*
- * mov eax,158 (__NR_arch_prctl); mov edi,OP; mov esi,FEATURE; syscall;
- * neg eax; mov edi,eax; mov eax,60 (__NR_exit); syscall; hlt.  Exits with
- * the errno arch_prctl() returned, 0 for success.  No RET anywhere: after
- * ENABLE(SHSTK) nothing returns on the new shadow stack.
+ * The probe program: ARCH_SHSTK_STATUS into a stack slot; when it worked
+ * and a bit of SKIP is among the features (an audit bit inherited across
+ * exec, patch 0004), exit 0 at once, so that its DISABLE never clears a set
+ * bit (which the series would log); otherwise arch_prctl(OP, FEATURE) and
+ * exit with its errno, 0 for success.  No RET anywhere: after
+ * ENABLE(SHSTK) nothing returns on the new shadow stack.  Assembled from
+ *	sub rsp,16; mov eax,158 (__NR_arch_prctl); mov edi,0x5005; mov rsi,rsp
+ *	syscall; test eax,eax; jnz 1f; test dword [rsp],SKIP; jz 1f
+ *	xor eax,eax; jmp 2f
+ *   1:	mov eax,158; mov edi,OP; mov esi,FEATURE; syscall
+ *   2:	neg eax; mov edi,eax; mov eax,60 (__NR_exit); syscall; hlt
  */
-#define PROBE_LEN 29
-static void probe_code(unsigned char code[PROBE_LEN], unsigned op, unsigned feature)
-{
-	static const unsigned char tmpl[PROBE_LEN] = { 0xb8, 0x9e, 0x00, 0x00, 0x00, /* mov eax,158 */
-						       0xbf, 0,	   0,	 0,    0,    /* mov edi,OP */
-						       0xbe, 0,	   0,	 0,    0,    /* mov esi,FEATURE */
-						       0x0f, 0x05,		     /* syscall */
-						       0xf7, 0xd8,		     /* neg eax */
-						       0x89, 0xc7,		     /* mov edi,eax */
-						       0xb8, 0x3c, 0x00, 0x00, 0x00, /* mov eax,60 */
-						       0x0f, 0x05,		     /* syscall */
-						       0xf4 };			     /* hlt */
+#define PROBE_LEN 65
+#define PROBE_AT_SKIP 0x1a
+#define PROBE_AT_OP 0x2a
+#define PROBE_AT_FEATURE 0x2f
+static const unsigned char probe_tmpl[PROBE_LEN] = {
+	0x48, 0x83, 0xec, 0x10, 0xb8, 0x9e, 0x00, 0x00, 0x00, 0xbf, 0x05, 0x50, 0x00, 0x00, 0x48, 0x89, 0xe6,
+	0x0f, 0x05, 0x85, 0xc0, 0x75, 0x0d, 0xf7, 0x04, 0x24, 0x00, 0x00, 0x00, 0x00, 0x74, 0x04, 0x31, 0xc0,
+	0xeb, 0x11, 0xb8, 0x9e, 0x00, 0x00, 0x00, 0xbf, 0x00, 0x00, 0x00, 0x00, 0xbe, 0x00, 0x00, 0x00, 0x00,
+	0x0f, 0x05, 0xf7, 0xd8, 0x89, 0xc7, 0xb8, 0x3c, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xf4,
+};
 
-	memcpy(code, tmpl, sizeof(tmpl));
-	for (int i = 0; i < 4; i++) {
-		code[6 + i] = (unsigned char)(op >> (8 * i));
-		code[11 + i] = (unsigned char)(feature >> (8 * i));
-	}
+static void put32(unsigned char *p, unsigned v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
 }
 
+static void probe_code(unsigned char code[PROBE_LEN], unsigned op, unsigned feature, unsigned skip)
+{
+	memcpy(code, probe_tmpl, PROBE_LEN);
+	put32(code + PROBE_AT_SKIP, skip);
+	put32(code + PROBE_AT_OP, op);
+	put32(code + PROBE_AT_FEATURE, feature);
+}
+
+/*
+ * The file-policy probe's file says trusted.shstk=enforce, which the
+ * series' exec applies without a record (only the weakening off and audit
+ * are logged), and under which ENABLE(AUDIT) is refused with EPERM before
+ * anything is changed or logged.
+ */
 static const struct {
 	const char *name;
-	unsigned op, feature;
+	unsigned op, feature, skip;
 } probes[_SHSTK_KFEAT_MAX] = {
-	[SHSTK_KFEAT_SHSTK] = { "shadow-stacks", ARCH_PRCTL_ENABLE, FEATURE_SHSTK },
-	[SHSTK_KFEAT_AUDIT_MODE] = { "audit-mode", ARCH_PRCTL_DISABLE, FEATURE_AUDIT },
-	[SHSTK_KFEAT_AUDIT_RECORD] = { "audit-record", ARCH_PRCTL_DISABLE, FEATURE_AUDIT },
-	[SHSTK_KFEAT_COMPAT_MODE] = { "compat-mode", ARCH_PRCTL_DISABLE, FEATURE_COMPAT },
-	[SHSTK_KFEAT_FILE_POLICY] = { "file-policy", ARCH_PRCTL_ENABLE, FEATURE_SHSTK },
+	[SHSTK_KFEAT_SHSTK] = { "shadow-stacks", ARCH_PRCTL_ENABLE, FEATURE_SHSTK, 0 },
+	[SHSTK_KFEAT_AUDIT_MODE] = { "audit-mode", ARCH_PRCTL_DISABLE, FEATURE_AUDIT, FEATURE_AUDIT },
+	[SHSTK_KFEAT_AUDIT_RECORD] = { "audit-record", ARCH_PRCTL_DISABLE, FEATURE_AUDIT, FEATURE_AUDIT },
+	[SHSTK_KFEAT_COMPAT_MODE] = { "compat-mode", ARCH_PRCTL_DISABLE, FEATURE_COMPAT, FEATURE_COMPAT },
+	[SHSTK_KFEAT_FILE_POLICY] = { "file-policy", ARCH_PRCTL_ENABLE, FEATURE_AUDIT, 0 },
 };
 
 const char *shstk_kfeat_name(enum shstk_kfeat f)
@@ -122,14 +142,15 @@ void shstk_kfeat_judge(enum shstk_kfeat f, int exec_errno, int status, enum shst
 			*state = SHSTK_KFEAT_ABSENT;
 		break;
 	case SHSTK_KFEAT_FILE_POLICY:
-		/* the program's file says trusted.shstk=off: EPERM is the kernel
-     * applying it, 0 a kernel that read nothing; anything else
-     * (EOPNOTSUPP: no shadow stacks, where the kernel reads no
-     * attribute) cannot tell */
+		/* ENABLE(AUDIT) of a program whose file says trusted.shstk=enforce:
+		 * EPERM is the kernel applying it; 0 (audit mode without the
+		 * policy) or EINVAL (no audit mode, no series) a kernel that read
+		 * nothing; EOPNOTSUPP (no shadow stacks, where the kernel reads no
+		 * attribute) cannot tell */
 		if (code == EPERM) {
 			*state = SHSTK_KFEAT_PRESENT;
 			*err = 0;
-		} else if (code == 0) {
+		} else if (code == 0 || code == EINVAL) {
 			*state = SHSTK_KFEAT_ABSENT;
 		}
 		break;
@@ -139,6 +160,42 @@ void shstk_kfeat_judge(enum shstk_kfeat f, int exec_errno, int status, enum shst
 	}
 }
 
+/*
+ * Where no program can be executed from a memfd (vm.memfd_noexec=2, an LSM)
+ * the shadow-stack probe runs in a forked child instead: ENABLE(SHSTK) and
+ * exit_group in one asm sequence (the child cannot return on the new
+ * shadow stack).  It carries the caller's state: a caller whose features
+ * are locked gets EPERM, which is "unknown".
+ */
+__attribute__((noreturn, no_sanitize("address", "undefined"))) static void forked_shstk_child(void)
+{
+	__asm__ volatile("syscall\n\t"
+			 "mov %%rax, %%rdi\n\t"
+			 "neg %%rdi\n\t"
+			 "and $0xff, %%rdi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall"
+			 :
+			 : "a"((long)SYS_arch_prctl), "D"((long)ARCH_PRCTL_ENABLE), "S"((long)FEATURE_SHSTK),
+			   [exit] "i"(SYS_exit_group)
+			 : "rcx", "r11", "memory");
+	__builtin_unreachable();
+}
+
+static int probe_shstk_forked(int *status)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return negerrno();
+	if (pid == 0)
+		forked_shstk_child();
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return negerrno();
+	return 0;
+}
+
 /* One probe: 0 and the judgement, or -errno when it could not be run. */
 static int probe_one(enum shstk_kfeat f, struct shstk_kfeats *k)
 {
@@ -146,12 +203,14 @@ static int probe_one(enum shstk_kfeat f, struct shstk_kfeats *k)
 	_cleanup_close_ int fd = -1;
 	int exec_errno = 0, status = 0, r;
 
-	probe_code(code, probes[f].op, probes[f].feature);
+	probe_code(code, probes[f].op, probes[f].feature, probes[f].skip);
 	fd = shstk_tiny_program_fd(code, sizeof(code));
+	if (fd < 0 && f == SHSTK_KFEAT_SHSTK && probe_shstk_forked(&status) == 0)
+		goto judge;
 	if (fd < 0)
 		return fd;
-	if (f == SHSTK_KFEAT_FILE_POLICY && fsetxattr(fd, "trusted.shstk", "off", 3, 0) < 0) {
-		/* EPERM: not root (trusted.* needs CAP_SYS_ADMIN) */
+	if (f == SHSTK_KFEAT_FILE_POLICY && fsetxattr(fd, "trusted.shstk", "enforce", 7, 0) < 0) {
+		/* EPERM: no CAP_SYS_ADMIN (trusted.*); EOPNOTSUPP: no tmpfs xattrs */
 		k->state[f] = SHSTK_KFEAT_UNKNOWN;
 		k->err[f] = errno;
 		return 0;
@@ -159,6 +218,9 @@ static int probe_one(enum shstk_kfeat f, struct shstk_kfeats *k)
 	r = shstk_tiny_run(fd, &exec_errno, &status);
 	if (r < 0)
 		return r;
+	if (exec_errno && f == SHSTK_KFEAT_SHSTK && probe_shstk_forked(&status) == 0)
+		exec_errno = 0;
+judge:
 	shstk_kfeat_judge(f, exec_errno, status, &k->state[f], &k->err[f]);
 	return 0;
 }
@@ -221,6 +283,10 @@ int shstk_kfeats_parse(const char *list, struct shstk_kfeats *ret, char *why, si
 		bool known = false;
 
 		if (n == 4 && strncmp(p, "none", 4) == 0) {
+			if (p != list || p[n]) {
+				snprintf(why, whysize, "'none' goes alone");
+				return -EINVAL;
+			}
 			known = true;
 		} else if (n == 5 && strncmp(p, "stock", 5) == 0) {
 			k.state[SHSTK_KFEAT_SHSTK] = SHSTK_KFEAT_PRESENT;
@@ -303,15 +369,9 @@ const char *shstk_kfeats_summary(const struct shstk_kfeats *k, char *buf, size_t
 		add(buf, size, &at, "%s", "upstream shadow stacks only");
 	else
 		add(buf, size, &at, "%s", "shadow stacks with this project's series");
-	if (!series && shstk_kfeats_has(k, SHSTK_KFEAT_SHSTK)) {
-		add(buf, size, &at, "%s",
-		    " (no audit mode, no audit record, no compatibility mode, no "
-		    "per-program policy)");
+	if (!series && !shstk_kfeats_has(k, SHSTK_KFEAT_SHSTK))
 		return buf;
-	}
-	if (!series)
-		return buf;
-	add(buf, size, &at, "%s", shstk_kfeats_has(k, SHSTK_KFEAT_SHSTK) ? " (" : "; the series is built in (");
+	add(buf, size, &at, "%s", !series || shstk_kfeats_has(k, SHSTK_KFEAT_SHSTK) ? " (" : "; the series is built in (");
 	for (unsigned f = SHSTK_KFEAT_AUDIT_MODE; f < _SHSTK_KFEAT_MAX; f++) {
 		const char *state = k->state[f] == SHSTK_KFEAT_PRESENT	? ""
 				    : k->state[f] == SHSTK_KFEAT_ABSENT ? "no "
@@ -325,9 +385,10 @@ const char *shstk_kfeats_summary(const struct shstk_kfeats *k, char *buf, size_t
 		} else {
 			add(buf, size, &at, "%s", feature_words[f]);
 			add(buf, size, &at, " unknown: %s",
-			    k->err[f] == EPERM				     ? "needs root"
-			    : k->err[f] == EOPNOTSUPP || k->err[f] == EINVAL ? "no shadow stacks to try it with"
-									     : strerror(k->err[f]));
+			    !shstk_kfeats_has(k, SHSTK_KFEAT_SHSTK) ? "no shadow stacks to try it with"
+			    : k->err[f] == EPERM		     ? "needs CAP_SYS_ADMIN"
+			    : k->err[f] == EOPNOTSUPP ? "the memfd takes no extended attributes"
+						      : strerror(k->err[f]));
 		}
 	}
 	add(buf, size, &at, "%s", ")");

@@ -26,8 +26,8 @@ enum shstk_kfeat {
 	/* the series' compatibility mode, ARCH_SHSTK_COMPAT (patch 0012) */
 	SHSTK_KFEAT_COMPAT_MODE,
 	/* the series' per-program policy at exec from trusted.shstk (patch
-	 * 0008): probed only as root (setting a trusted.* attribute needs
-	 * CAP_SYS_ADMIN) and only where shadow stacks work (the kernel reads
+	 * 0008): probed only with CAP_SYS_ADMIN (which setting a trusted.*
+	 * attribute needs) and only where shadow stacks work (the kernel reads
 	 * the attribute on no other CPU) */
 	SHSTK_KFEAT_FILE_POLICY,
 	_SHSTK_KFEAT_MAX,
@@ -60,8 +60,11 @@ const char *shstk_kfeat_state_name(enum shstk_kfeat_state s);
  * Probes every feature: each runs a program of a few dozen bytes (built
  * here, in a memfd; lib/kabi.h) that makes one arch_prctl() call in a
  * freshly executed process (no feature enabled or locked, whatever the
- * caller has) and exits with its errno.  Nothing is enabled in the caller,
- * and no probe makes the kernel write an audit record.  Forks; not for
+ * caller has; an audit bit inherited across exec is seen with
+ * ARCH_SHSTK_STATUS and left alone) and exits with its errno.  Nothing is
+ * enabled in the caller, and no probe makes the series write a record (the
+ * file-policy probe's trusted.shstk=enforce is applied unlogged).  Where
+ * no memfd program can run, the shadow-stack probe runs in a forked child.  Forks; not for
  * multi-threaded callers that hold locks across it.  Always fills @ret;
  * returns 0, or -errno when not even the first probe could run (then every
  * state is UNKNOWN with that errno).
