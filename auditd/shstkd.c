@@ -423,6 +423,8 @@ fail:
 	nm->n = 0;
 }
 
+static void check_stage(struct shstkd *d);
+
 /* SIGHUP: a policy that does not parse is reported and the old one stays. */
 static void reload_policy(struct shstkd *d)
 {
@@ -461,6 +463,7 @@ static void reload_policy(struct shstkd *d)
 	d->rate_sender.per_uid = p->runs_per_uid_hour ? 10 * p->runs_per_uid_hour : 0;
 	d->dirty_all = true;
 	shstkd_log(d, LOG_INFO, "policy reloaded (stage %s)", shstk_stage_name(p->stage));
+	check_stage(d);
 	shstkd_request_publish(d);
 }
 
@@ -579,23 +582,29 @@ static int load_policy(const char *path, struct shstk_policy **ret, bool print_o
  * stage that needs what this kernel lacks is named, since nothing else
  * would tell the administrator that the audit stage gathers nothing here.
  */
-static bool say_kernel(struct shstkd *d)
+/* The stage in force (the database's override beats the file) against the kernel: at start and reload. */
+static void check_stage(struct shstkd *d)
 {
-	struct shstk_kfeats k;
+	enum shstk_stage stage = shstk_decide_stage_in_force(d->db, d->policy);
 	const char *problem;
-	char sum[512];
 	bool fatal;
 
-	(void)shstk_kfeat_probe(&k);
-	shstkd_log(d, shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK) ? LOG_INFO : LOG_NOTICE, "kernel: %s%s",
-		   shstk_kfeats_summary(&k, sum, sizeof(sum)),
-		   shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK) ? ""
-							    : ": no violation can happen; process starts are still counted");
-	problem = shstk_stage_kernel_problem(d->policy->stage, &k, &fatal);
+	problem = shstk_stage_kernel_problem(stage, &d->kernel, &fatal);
 	if (problem)
-		shstkd_log(d, fatal ? LOG_WARNING : LOG_NOTICE, "stage %s: %s", shstk_stage_name(d->policy->stage),
-			   problem);
-	return shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK);
+		shstkd_log(d, fatal ? LOG_WARNING : LOG_NOTICE, "stage %s: %s", shstk_stage_name(stage), problem);
+}
+
+static bool say_kernel(struct shstkd *d)
+{
+	char sum[512];
+	bool shstk;
+
+	(void)shstk_kfeat_probe(&d->kernel);
+	shstk = shstk_kfeats_has(&d->kernel, SHSTK_KFEAT_SHSTK);
+	shstkd_log(d, shstk ? LOG_INFO : LOG_NOTICE, "kernel: %s%s", shstk_kfeats_summary(&d->kernel, sum, sizeof(sum)),
+		   shstk ? "" : ": no violation can happen; process starts are still counted");
+	check_stage(d);
+	return shstk;
 }
 
 static bool write_pidfile(void)

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "kfeat.h"
 #include "db.h"
 #include "evidence.h"
 #include "fleet.h"
@@ -99,6 +100,7 @@ struct shstkd {
 	struct shstkd_opts o;
 	struct shstk_db *db;
 	struct shstk_policy *policy;
+	struct shstk_kfeats kernel; /* lib/kfeat's answers at start */
 	struct shstk_publisher pub;
 	int epfd;
 	struct shstkd_watch kmsg, audit, events, procconn, sig, timer;

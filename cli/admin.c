@@ -142,13 +142,22 @@ void admin_kernel_json(struct json *j, struct shstkctl *ctl, enum shstk_stage st
 	json_key(j, "kernel");
 	json_object_open(j);
 	json_kv_string(j, "summary", shstk_kfeats_summary(k, sum, sizeof(sum)));
-	json_kv_bool(j, "stated", k->stated);
+	json_kv_string(j, "source", k->stated ? "stated" : "probed");
 	json_key(j, "features");
 	json_object_open(j);
-	for (unsigned f = 0; f < _SHSTK_KFEAT_MAX; f++)
-		json_kv_string(j, shstk_kfeat_name(f), shstk_kfeat_state_name(k->state[f]));
+	for (unsigned f = 0; f < _SHSTK_KFEAT_MAX; f++) {
+		char key[32];
+
+		/* the names of --kernel-features, in the snake_case of every other key */
+		snprintf(key, sizeof(key), "%s", shstk_kfeat_name(f));
+		for (char *c = key; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		json_kv_string(j, key, shstk_kfeat_state_name(k->state[f]));
+	}
 	json_object_close(j);
 	json_kv_string(j, "stage_problem", shstk_stage_kernel_problem(stage, k, &fatal));
+	json_kv_bool(j, "stage_problem_refused", fatal);
 	json_object_close(j);
 }
 

@@ -101,7 +101,8 @@ struct json;
  * stage show and policy show say it alike. */
 void admin_stage_json(struct json *j, const struct admin_policy *ap);
 
-/* "kernel": {"summary", "stated", "features": {name: state}, "stage_problem"}. */
+/* "kernel": {"summary", "source" (probed or stated), "features": {name: state}, "stage_problem",
+ * "stage_problem_refused"}. */
 void admin_kernel_json(struct json *j, struct shstkctl *ctl, enum shstk_stage stage);
 
 /*

@@ -153,8 +153,11 @@ static int record(const struct shstkctl *ctl, struct shstk_db *db, struct admin_
 	int r;
 
 	admin_user(user, sizeof(user), &uid);
-	snprintf(why, sizeof(why), "%s%s%s", unset ? "override removed, the policy's stage applies" : "shstkctl stage set",
-		 reason ? ": " : "", reason ? reason : "");
+	/* a stage judged for a stated kernel says so (shstkctl --kernel-features) */
+	snprintf(why, sizeof(why), "%s%s%s%s%.64s%s",
+		 unset ? "override removed, the policy's stage applies" : "shstkctl stage set", reason ? ": " : "",
+		 reason ? reason : "", ctl->kernel_list ? " [kernel stated: " : "",
+		 ctl->kernel_list ? ctl->kernel_list : "", ctl->kernel_list ? "]" : "");
 	r = shstk_db_begin(db);
 	if (r < 0)
 		return shstkctl_error_errno(r, "%s", shstkctl_db_path(ctl));
@@ -253,35 +256,41 @@ static int show(struct shstkctl *ctl, struct shstk_db *db, const struct admin_po
 /*
  * A stage the kernel cannot carry out is refused before anything is
  * opened: on a kernel without the series, audit mode does not exist, and a
- * stage of audit decisions would quietly mean "off" for every binary.
+ * stage of audit decisions would quietly mean "off" for every binary.  A
+ * dry run (which writes nothing) and unset (back to the administrator's
+ * file) only say so.
  */
-static int kernel_check(struct shstkctl *ctl, enum shstk_stage to)
+static int kernel_check(struct shstkctl *ctl, enum shstk_stage to, const char *verb, bool refuse)
 {
+	const struct shstk_kfeats *kf = shstkctl_kernel(ctl);
 	char k[600];
 	bool fatal;
-	const char *problem = shstk_stage_kernel_problem(to, shstkctl_kernel(ctl), &fatal);
+	const char *problem = shstk_stage_kernel_problem(to, kf, &fatal);
 
 	if (!problem)
 		return SHSTKCTL_EXIT_OK;
-	if (!fatal) {
-		fprintf(stderr, "shstkctl: stage set %s: note: %s\n", shstk_stage_name(to), problem);
+	if (!fatal || !refuse) {
+		fprintf(stderr, "shstkctl: stage %s: %s: %s\n", verb, fatal ? "problem" : "note", problem);
 		return SHSTKCTL_EXIT_OK;
 	}
 	shstkctl_error("stage set %s: refused: %s", shstk_stage_name(to), problem);
-	fprintf(stderr,
-		"  kernel: %s\n"
-		"  Evidence on this kernel comes from shadow stacks that are on, enforced:\n"
-		"    shstkctl verify -- COMMAND        runs COMMAND's tree with shadow stacks forced\n"
-		"                                      on, under ptrace: clean runs verify a binary,\n"
-		"                                      a violation quarantines it\n"
-		"    shstkctl stage set enforce-verified\n"
-		"                                      verified binaries enforce; shstkd records\n"
-		"                                      their crashes from the kernel's 'control\n"
-		"                                      protection' log line and core dumps, and a\n"
-		"                                      confirmed one turns the binary off\n"
-		"  Or boot a kernel with this project's series (kernel-patches/README.md).  For\n"
-		"  a database meant for machines that run it: shstkctl --kernel-features=series.\n",
-		shstkctl_kernel_summary(ctl, k, sizeof(k)));
+	fprintf(stderr, "  kernel: %s\n", shstkctl_kernel_summary(ctl, k, sizeof(k)));
+	if (shstk_kfeats_has(kf, SHSTK_KFEAT_SHSTK))
+		fprintf(stderr,
+			"  Evidence on this kernel comes from shadow stacks that are on, enforced:\n"
+			"    shstkctl verify -- COMMAND        runs COMMAND's tree with shadow stacks forced\n"
+			"                                      on, under ptrace: each clean run counts toward\n"
+			"                                      promotion (the policy's [promotion] thresholds,\n"
+			"                                      'shstkctl policy show'), a violation quarantines\n"
+			"    shstkctl stage set enforce-verified\n"
+			"                                      verified binaries enforce (those whose risk\n"
+			"                                      signals cap them at audit stay off); shstkd\n"
+			"                                      records their crashes from the kernel's 'control\n"
+			"                                      protection' log line and core dumps, and a\n"
+			"                                      confirmed one turns the binary off\n"
+			"  Or boot a kernel with this project's series (kernel-patches/README.md).\n");
+	fprintf(stderr, "  For a database meant for machines that run the series: shstkctl --kernel-features=series\n"
+			"  (recorded in the stage history).\n");
 	return SHSTKCTL_EXIT_FAILURE;
 }
 
@@ -363,7 +372,7 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 	}
 
 	if (strcmp(verb, "set") == 0) {
-		r = kernel_check(ctl, (enum shstk_stage)to);
+		r = kernel_check(ctl, (enum shstk_stage)to, o.dry_run ? "set --dry-run" : "set", !o.dry_run);
 		if (r != SHSTKCTL_EXIT_OK)
 			return r;
 	}
@@ -382,6 +391,9 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 		r = dry_run(ctl, db, &ap, (enum shstk_stage)to, o.format);
 	} else {
 		bool unset = strcmp(verb, "unset") == 0;
+
+		if (unset)
+			(void)kernel_check(ctl, ap.file_stage, "unset", false);
 
 		r = record(ctl, db, &ap, unset ? ap.file_stage : (enum shstk_stage)to, unset, o.reason);
 		if (r == SHSTKCTL_EXIT_OK)

@@ -231,7 +231,7 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	printf("kernel      %s\n", shstkctl_kernel_summary(ctl, k, sizeof(k)));
 	problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
 	if (problem)
-		printf("%s:    %s%s\n", fatal ? "problem" : "note", problem,
+		printf("%-11s %s%s\n", fatal ? "problem" : "note", problem,
 		       fatal ? " (use stage enforce-verified with 'shstkctl verify' runs instead: see 'shstkctl stage --help')"
 			     : "");
 	printf("\ndecided executables: %u\n", s->n.decided);

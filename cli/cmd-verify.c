@@ -107,7 +107,9 @@ static void help(void)
 	      "kernel) when each thread exits, without addresses.\n"
 	      "\n"
 	      "Options:\n"
-	      "  --mode MODE     'enforce' (default) or 'audit'\n"
+	      "  --mode MODE     'enforce' (default) or 'audit' (needs this project's\n"
+	      "                  kernel series: refused, exit 5, on a kernel without\n"
+	      "                  audit mode)\n"
 	      "  --preload PATH  the preload library (default " SHSTK_LIBDIR "/libshstk_preload.so)\n"
 	      "  --db PATH       the database (see 'shstkctl --help' for the default)\n"
 	      "  -h, --help      this help\n"
@@ -156,7 +158,7 @@ static bool cpuinfo_has_flag(const char *flag)
  * returns VERIFY_EXIT_NO_CET.  Asked of the running kernel (lib/kfeat.h),
  * never of --kernel-features: verify runs here.
  */
-static int cet_check(void)
+static int cet_check(bool audit)
 {
 	struct shstk_kfeats k;
 	struct utsname u = {};
@@ -167,6 +169,13 @@ static int cet_check(void)
 		return shstkctl_error("verify: the shadow-stack probe could not run: %s",
 				      strerror(k.err[SHSTK_KFEAT_SHSTK])),
 		       VERIFY_EXIT_INTERNAL;
+	if (shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK) && audit && !shstk_kfeats_has(&k, SHSTK_KFEAT_AUDIT_MODE)) {
+		/* the preload's ENABLE(AUDIT) would fail and turn the shadow stack off: nothing verified */
+		fprintf(stderr, "shstkctl: verify: --mode audit needs audit mode (ARCH_SHSTK_AUDIT), which this "
+				"kernel has not (%s); nothing was run: use --mode enforce\n",
+			shstk_kfeats_summary(&k, kernel, sizeof(kernel)));
+		return VERIFY_EXIT_NO_CET;
+	}
 	if (shstk_kfeats_has(&k, SHSTK_KFEAT_SHSTK))
 		return 0;
 	err = k.err[SHSTK_KFEAT_SHSTK];
@@ -827,7 +836,7 @@ int cmd_verify(int argc, char **argv, struct shstkctl *ctl)
 		return shstkctl_usage_error("verify", "--preload wants an absolute path, not '%s'", o.preload);
 	/* Tests only: exercise the tracer on a machine without CET. */
 	if (!secure_getenv("SHSTK_VERIFY_SKIP_CET_CHECK")) {
-		r = cet_check();
+		r = cet_check(strcmp(o.mode, "audit") == 0);
 		if (r != 0)
 			return r;
 	}

@@ -28,6 +28,7 @@ struct shstkctl {
 	/* --kernel-features, else probed at the first shstkctl_kernel() */
 	bool have_kernel;
 	struct shstk_kfeats kernel;
+	const char *kernel_list; /* --kernel-features as given, NULL: probed */
 };
 
 /*

@@ -63,9 +63,10 @@ static void help(FILE *f)
 	      "                $XDG_STATE_HOME/shstk-policy/shstk.db (~/.local/state/...)\n"
 	      "  -q, --quiet   no progress output and no summaries; errors only\n"
 	      "  --kernel-features LIST\n"
-	      "                decide and report for a kernel with these shadow-stack\n"
-	      "                features instead of the running one (a database prepared\n"
-	      "                for other machines): 'series' (this project's kernel\n"
+	      "                judge stages (stage set, status, stage show) for a kernel\n"
+	      "                with these shadow-stack features instead of the running\n"
+	      "                one (a database prepared for other machines; recorded in\n"
+	      "                the stage history): 'series' (this project's kernel\n"
 	      "                series), 'stock' (upstream shadow stacks only), 'none', or\n"
 	      "                a comma-separated list of shadow-stacks, audit-mode,\n"
 	      "                audit-record, compat-mode, file-policy.  Default: asked\n"
@@ -136,6 +137,7 @@ int main(int argc, char **argv)
 			if (shstk_kfeats_parse(optarg, &ctl.kernel, why, sizeof(why)) < 0)
 				return shstkctl_usage_error(NULL, "--kernel-features: %s", why);
 			ctl.have_kernel = true;
+			ctl.kernel_list = optarg;
 			break;
 		}
 		case 'h':

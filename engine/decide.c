@@ -366,6 +366,13 @@ static const struct shstk_policy *stage_in_force(struct shstk_db *db, const stru
 	return copy;
 }
 
+enum shstk_stage shstk_decide_stage_in_force(struct shstk_db *db, const struct shstk_policy *p)
+{
+	struct shstk_policy copy;
+
+	return stage_in_force(db, p, &copy)->stage;
+}
+
 int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
 			 struct shstk_decide_result *ret)
 {

@@ -120,6 +120,9 @@ int shstk_decide_evidence(struct shstk_db *db, const struct shstk_policy *p, con
  * min-boots, min-uids or a system account's runs)? */
 bool shstk_promotion_met(const struct shstk_policy *p, const struct shstk_db_evidence *e);
 
+/* The stage in force: the database's override (shstkctl stage set), else @p's. */
+enum shstk_stage shstk_decide_stage_in_force(struct shstk_db *db, const struct shstk_policy *p);
+
 int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, const char *identity,
 			 struct shstk_decide_result *ret);
 

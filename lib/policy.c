@@ -1276,16 +1276,24 @@ const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shst
 		return NULL;
 	if (audit == SHSTK_KFEAT_PRESENT)
 		return NULL;
-	if (audit == SHSTK_KFEAT_UNKNOWN)
+	if (audit == SHSTK_KFEAT_UNKNOWN) {
+		*fatal = stage == SHSTK_STAGE_AUDIT;
 		return "whether this kernel has audit mode is unknown (its probe could not run): an audit decision "
-		       "may run without a shadow stack";
+		       "may run without a shadow stack (state the kernel with 'shstkctl --kernel-features')";
+	}
+	if (!shstk_kfeats_has(k, SHSTK_KFEAT_SHSTK)) {
+		*fatal = stage == SHSTK_STAGE_AUDIT;
+		return "this kernel has no user shadow stacks at all: no stage gathers evidence here (for a database "
+		       "meant for other machines, state their kernel with 'shstkctl --kernel-features')";
+	}
 	if (stage == SHSTK_STAGE_AUDIT) {
 		*fatal = true;
 		return "stage audit gathers no evidence on this kernel: audit mode (ARCH_SHSTK_AUDIT) is this project's "
 		       "kernel series, and without it every audit decision runs without a shadow stack";
 	}
-	return "this kernel has no audit mode: candidates, which stage enforce-verified audits, run without a "
-	       "shadow stack, so only 'shstkctl verify' runs and crash reports gather evidence on them";
+	return "this kernel has no audit mode: the candidates that stage enforce-verified audits run without a "
+	       "shadow stack, so only 'shstkctl verify' runs (and a fleet's verdicts) gather evidence on them, and "
+	       "binaries whose risk signals cap them at audit stay off";
 }
 
 /* ---- deciding ---- */

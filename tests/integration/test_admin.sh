@@ -137,7 +137,7 @@ golden_check stock-stage-show "$ctl_real" --kernel-features=stock --db "$db" sta
 golden_check kernel-features-bad "$ctl_real" --kernel-features=stock,audit-mode --db "$db" status $P
 # without --kernel-features: the running kernel, as lib/kfeat's probe finds it
 probe=$("$SHSTK_BUILDDIR/tests/tools/kfeat-probe" | sed -n 's/^summary: //p')
-said=$("$ctl_real" --db "$db" status --format=json $P | python3 -c 'import json,sys; k=json.load(sys.stdin)["kernel"]; print(k["summary"] if not k["stated"] else "stated?")')
+said=$("$ctl_real" --db "$db" status --format=json $P | python3 -c 'import json,sys; k=json.load(sys.stdin)["kernel"]; print(k["summary"] if k["source"] == "probed" else "stated?")')
 if [ -n "$probe" ] && [ "$said" = "$probe" ]; then
 	echo "ok: status names this kernel as the probe does: $said"
 else
