@@ -24,7 +24,7 @@ static void help(void)
 	      "                    kernel series: refused on a kernel without audit mode)\n"
 	      "  enforce-verified  verified binaries enforce, candidates audit (without\n"
 	      "                    the series candidates run without a shadow stack, and\n"
-	      "                    'shstkctl verify' runs verify them)\n"
+	      "                    only 'shstkctl verify' runs count toward their promotion)\n"
 	      "  enforce-marked    every eligible binary that is not quarantined enforces\n"
 	      "\n"
 	      "Which kernel: the running one, asked which shadow-stack features it has\n"

@@ -31,8 +31,10 @@ static void help(void)
 	      "    an override set with 'shstkctl stage set');\n"
 	      "  - the kernel: which shadow-stack features it has, asked of it (upstream\n"
 	      "    shadow stacks; this project's kernel series: audit mode and its audit\n"
-	      "    record, compatibility mode, per-program policy, the last only as root),\n"
-	      "    and a note or a problem when the stage in force needs what is missing;\n"
+	      "    record, compatibility mode, per-program policy, the last only with\n"
+	      "    CAP_SYS_ADMIN), and a note or a problem when the stage in force needs\n"
+	      "    what is missing;\n"
+
 	      "  - decided executables per state and per decision, and how many decisions\n"
 	      "    imported from another machine wait for a build not installed here;\n"
 	      "  - the daemon: whether shstkd runs, from systemd (unit shstkd.service:\n"
@@ -232,8 +234,9 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
 	if (problem)
 		printf("%-11s %s%s\n", fatal ? "problem" : "note", problem,
-		       fatal ? " (use stage enforce-verified with 'shstkctl verify' runs instead: see 'shstkctl stage --help')"
-			     : "");
+		       fatal && shstk_kfeats_has(shstkctl_kernel(ctl), SHSTK_KFEAT_SHSTK)
+			       ? " (use stage enforce-verified with 'shstkctl verify' runs instead: see 'shstkctl stage --help')"
+			       : "");
 	printf("\ndecided executables: %u\n", s->n.decided);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
 		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->n.by_state[i]);

@@ -32,13 +32,13 @@ struct shstkctl {
 };
 
 /*
- * The shadow-stack features of the kernel the decisions are for: those
+ * The shadow-stack features of the kernel stages are judged for: those
  * stated with --kernel-features, else the running kernel's, probed once
  * (lib/kfeat.h: a few tiny programs, a millisecond).
  */
 const struct shstk_kfeats *shstkctl_kernel(struct shstkctl *ctl);
 
-/* "kernel: SUMMARY" and where it comes from, for status and report. */
+/* The kernel's summary and where it comes from, for status and stage set. */
 const char *shstkctl_kernel_summary(struct shstkctl *ctl, char *buf, size_t size);
 
 /* Empty options and the default database path of this user. */

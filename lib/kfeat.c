@@ -247,7 +247,7 @@ int shstk_kfeat_probe(struct shstk_kfeats *ret)
 		if (r < 0) {
 			ret->state[f] = SHSTK_KFEAT_UNKNOWN;
 			ret->err[f] = -r;
-			if (f == 0) {
+			if (f == SHSTK_KFEAT_SHSTK) {
 				for (unsigned g = 1; g < _SHSTK_KFEAT_MAX; g++)
 					ret->err[g] = -r;
 				return r;
@@ -273,9 +273,7 @@ int shstk_kfeats_parse(const char *list, struct shstk_kfeats *ret, char *why, si
 	for (unsigned f = 0; f < _SHSTK_KFEAT_MAX; f++)
 		k.state[f] = SHSTK_KFEAT_ABSENT;
 	if (!list || !*list) {
-		snprintf(why, whysize,
-			 "an empty feature list (say 'none' for a kernel without shadow "
-			 "stacks)");
+		snprintf(why, whysize, "an empty feature list (say 'none' for a kernel without shadow stacks)");
 		return -EINVAL;
 	}
 	while (*p) {
@@ -303,8 +301,7 @@ int shstk_kfeats_parse(const char *list, struct shstk_kfeats *ret, char *why, si
 			}
 		if (!known) {
 			snprintf(why, whysize,
-				 "unknown kernel feature '%.*s' (known: none, stock, series, "
-				 "shadow-stacks, audit-mode, "
+				 "unknown kernel feature '%.*s' (known: none, stock, series, shadow-stacks, audit-mode, "
 				 "audit-record, compat-mode, file-policy)",
 				 (int)(n > 64 ? 64 : n), p);
 			return -EINVAL;
