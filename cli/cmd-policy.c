@@ -164,6 +164,9 @@ static int show_json(const struct shstkctl *ctl, const struct admin_policy *ap, 
 	json_kv_uint(&j, "system_uid_max", p->system_uid_max);
 	json_kv_uint(&j, "runs_per_identity_hour", p->runs_per_identity_hour);
 	json_kv_uint(&j, "runs_per_uid_hour", p->runs_per_uid_hour);
+	json_kv_uint(&j, "canary_share", p->canary_share);
+	/* where this machine's canary share is drawn from, not the id itself */
+	json_kv_string(&j, "canary_seed", p->canary_seed ? "policy" : p->machine_id[0] ? "machine-id" : NULL);
 	json_key(&j, "risk");
 	json_object_open(&j);
 	for (unsigned b = 0; b < SHSTK_RISK_COUNT; b++)

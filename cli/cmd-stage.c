@@ -25,7 +25,15 @@ static void help(void)
 	      "  enforce-verified  verified binaries enforce, candidates audit (without\n"
 	      "                    the series candidates run without a shadow stack, and\n"
 	      "                    only 'shstkctl verify' runs count toward their promotion)\n"
+	      "  canary            as enforce-verified, and the candidates in this machine's\n"
+	      "                    canary share enforce too (the policy's [policy]\n"
+	      "                    canary-share percent of them, drawn by hashing the\n"
+	      "                    machine id with each build's identity, so that each\n"
+	      "                    machine takes its own share): their clean runs count\n"
+	      "                    toward promotion, a confirmed crash quarantines the\n"
+	      "                    binary; the way to gather evidence without the series\n"
 	      "  enforce-marked    every eligible binary that is not quarantined enforces\n"
+	      "The rollout's order is the list's: 'shstkctl report' previews the next one.\n"
 	      "\n"
 	      "Which kernel: the running one, asked which shadow-stack features it has\n"
 	      "('shstkctl status' shows them), or the one 'shstkctl --kernel-features'\n"
@@ -288,6 +296,11 @@ static int kernel_check(struct shstkctl *ctl, enum shstk_stage to, const char *v
 			"                                      records their crashes from the kernel's 'control\n"
 			"                                      protection' log line and core dumps, and a\n"
 			"                                      confirmed one turns the binary off\n"
+			"    shstkctl stage set canary          as enforce-verified, and a share of the\n"
+			"                                      candidates enforces on each machine (the\n"
+			"                                      policy's canary-share): their clean runs are\n"
+			"                                      evidence, their first confirmed crash\n"
+			"                                      quarantines them\n"
 			"  Or boot a kernel with this project's series (kernel-patches/README.md).\n");
 	fprintf(stderr, "  For a database meant for machines that run the series: shstkctl --kernel-features=series\n"
 			"  (recorded in the stage history).\n");
@@ -360,7 +373,7 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 		to = shstk_stage_from_name(argv[optind + 1]);
 		if (to < 0)
 			return shstkctl_usage_error("stage",
-						    "unknown stage '%s' (off, audit, enforce-verified, enforce-marked)",
+						    "unknown stage '%s' (off, audit, enforce-verified, canary, enforce-marked)",
 						    argv[optind + 1]);
 	} else if (strcmp(verb, "show") == 0 || strcmp(verb, "unset") == 0) {
 		if (optind + 1 != argc)

@@ -311,13 +311,14 @@ static void decide_override(const struct shstk_policy *p, const struct subject *
 	snprintf(r->reason, sizeof(r->reason), "%s", o->desc);
 }
 
-static int decide_policy(const struct shstk_policy *p, const struct subject *s, const struct override_pick *o,
-			 struct shstk_decide_result *r)
+static int decide_policy(const struct shstk_policy *p, const char *identity, const struct subject *s,
+			 const struct override_pick *o, struct shstk_decide_result *r)
 {
 	struct shstk_policy_subject subj = {
 		.path = s->path,
 		.package = s->package,
 		.build_id = s->build_id,
+		.identity = identity,
 		.risks = s->risks,
 		.state = r->state,
 		.marked = s->marked,
@@ -404,7 +405,7 @@ int shstk_decide_compute(struct shstk_db *db, const struct shstk_policy *p, cons
 	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)
 		decide_override(p, &s, &o, ret);
 	else
-		r = decide_policy(p, &s, o.rank ? &o : NULL, ret);
+		r = decide_policy(p, identity, &s, o.rank ? &o : NULL, ret);
 	if (r >= 0 && by_fleet)
 		fleet_reason(p, ret, &fv);
 	if (r >= 0 && ret->evidence.legacy_runs &&
@@ -601,7 +602,7 @@ static int decide_imported(struct shstk_db *db, const struct shstk_policy *p, co
 	snprintf(ret->path, sizeof(ret->path), "%s", c->path ? c->path : "");
 	if (o.rank && o.action != SHSTK_RULE_TRUST_MARKING)
 		decide_override(p, &s, &o, ret);
-	else if ((r = decide_policy(p, &s, o.rank ? &o : NULL, ret)) < 0)
+	else if ((r = decide_policy(p, identity, &s, o.rank ? &o : NULL, ret)) < 0)
 		return r;
 	/* What the other machine said stays first; what decides here follows. */
 	memcpy(here, ret->reason, sizeof(here));

@@ -36,7 +36,7 @@ static const char *const risk_names[SHSTK_RISK_COUNT] = {
 static const char *const risk_matched[SHSTK_RISK_COUNT] = {
 	"risk:context", "risk:longjmp", "risk:execstack", "risk:textrel", "risk:jit",
 };
-static const char *const stage_names[] = { "off", "audit", "enforce-verified", "enforce-marked" };
+static const char *const stage_names[] = { "off", "audit", "enforce-verified", "enforce-marked", "canary" };
 static const char *const state_names[] = { "ineligible", "candidate", "auditing", "verified",
 					   "quarantined" };
 static const char *const decision_names[] = { "off", "audit", "enforce" };
@@ -85,6 +85,19 @@ int shstk_stage_from_name(const char *name)
 	return lookup(stage_names, ELEMENTSOF(stage_names), name);
 }
 
+int shstk_stage_next(enum shstk_stage s)
+{
+	static const int next[SHSTK_STAGE_MAX + 1] = {
+		[SHSTK_STAGE_OFF] = SHSTK_STAGE_AUDIT,
+		[SHSTK_STAGE_AUDIT] = SHSTK_STAGE_ENFORCE_VERIFIED,
+		[SHSTK_STAGE_ENFORCE_VERIFIED] = SHSTK_STAGE_CANARY,
+		[SHSTK_STAGE_CANARY] = SHSTK_STAGE_ENFORCE_MARKED,
+		[SHSTK_STAGE_ENFORCE_MARKED] = -1,
+	};
+
+	return (unsigned)s <= SHSTK_STAGE_MAX ? next[s] : -1;
+}
+
 int shstk_state_from_name(const char *name)
 {
 	return lookup(state_names, ELEMENTSOF(state_names), name);
@@ -113,8 +126,32 @@ struct shstk_policy *shstk_policy_free(struct shstk_policy *p)
 	free(p->fleet_trusted_senders);
 	free(p->fleet_key);
 	free(p->fleet_machine_keys);
+	free(p->canary_seed);
 	free(p);
 	return NULL;
+}
+
+/*
+ * This machine's id (machine-id(5): 32 lower-case hex digits), the default
+ * seed of the canary share; "" if there is none.  The file is root's: no
+ * process can choose which share its machine takes.
+ */
+static void read_machine_id(char id[33])
+{
+	char buf[64] = "";
+	FILE *f = fopen("/etc/machine-id", "re");
+	size_t n = 0;
+
+	id[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f))
+		n = strspn(buf, "0123456789abcdef");
+	fclose(f);
+	if (n == 32 && (buf[32] == '\n' || buf[32] == 0)) {
+		memcpy(id, buf, 32);
+		id[32] = 0;
+	}
 }
 
 /*
@@ -140,6 +177,9 @@ struct shstk_policy *shstk_policy_default(void)
 	p->system_uid_max = 999;
 	p->runs_per_identity_hour = 30;
 	p->runs_per_uid_hour = 600;
+	/* policies/README.md, "Stage canary": one binary in ten per machine */
+	p->canary_share = 10;
+	read_machine_id(p->machine_id);
 	/* policies/README.md, "[fleet]": nothing leaves a machine unless its
 	 * administrator says so; three machines, so that neither one test box
 	 * nor one pair of identical images promotes a build for everyone. */
@@ -205,6 +245,8 @@ enum key_id {
 	K_SYSTEM_UID_MAX,
 	K_RUNS_PER_IDENTITY_HOUR,
 	K_RUNS_PER_UID_HOUR,
+	K_CANARY_SHARE,
+	K_CANARY_SEED,
 	K_RISK0, /* K_RISK0 + bit number: the [risk] keys */
 	K_DATABASE = K_RISK0 + SHSTK_RISK_COUNT,
 	K_ALLOWLIST,
@@ -230,6 +272,8 @@ static const struct key_def {
 	[K_DLOPEN] = { SECT_POLICY, "dlopen-unmarked" },
 	[K_TEST_OVERRIDES] = { SECT_POLICY, "test-overrides" },
 	[K_FILE_POLICY] = { SECT_POLICY, "file-policy" },
+	[K_CANARY_SHARE] = { SECT_POLICY, "canary-share" },
+	[K_CANARY_SEED] = { SECT_POLICY, "canary-seed" },
 	[K_CLEAN_RUNS] = { SECT_PROMOTION, "clean-runs" },
 	[K_DISTINCT_DAYS] = { SECT_PROMOTION, "distinct-days" },
 	[K_UNCONFIRMED] = { SECT_PROMOTION, "unconfirmed-violations" },
@@ -838,6 +882,12 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 	case K_FILE_POLICY:
 		(void)parse_bool(c, col, key, v, &p->file_policy);
 		break;
+	case K_CANARY_SHARE:
+		(void)parse_uint(c, col, key, v, 0, 100, &p->canary_share);
+		break;
+	case K_CANARY_SEED:
+		(void)set_string(c, &p->canary_seed, v);
+		break;
 	case K_CLEAN_RUNS:
 		(void)parse_uint(c, col, key, v, 1, 1000000, &p->clean_runs);
 		c->runs_line = c->lineno;
@@ -1239,6 +1289,11 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	/* Only when on: every printed policy before the key existed stays the same. */
 	if (p->file_policy)
 		fprintf(f, "file-policy = yes\n");
+	/* Likewise: only when it matters or differs from the default. */
+	if (p->stage == SHSTK_STAGE_CANARY || p->canary_share != 10)
+		fprintf(f, "canary-share = %u\n", p->canary_share);
+	if (p->canary_seed)
+		fprintf(f, "canary-seed = %s\n", p->canary_seed);
 	fprintf(f, "\n[promotion]\n");
 	fprintf(f, "clean-runs = %u\n", p->clean_runs);
 	fprintf(f, "distinct-days = %u\n", p->distinct_days);
@@ -1272,7 +1327,7 @@ const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shst
 	enum shstk_kfeat_state audit = k->state[SHSTK_KFEAT_AUDIT_MODE];
 
 	*fatal = false;
-	if (stage != SHSTK_STAGE_AUDIT && stage != SHSTK_STAGE_ENFORCE_VERIFIED)
+	if (stage != SHSTK_STAGE_AUDIT && stage != SHSTK_STAGE_ENFORCE_VERIFIED && stage != SHSTK_STAGE_CANARY)
 		return NULL;
 	if (audit == SHSTK_KFEAT_PRESENT)
 		return NULL;
@@ -1291,6 +1346,10 @@ const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shst
 		return "stage audit gathers no evidence on this kernel: audit mode (ARCH_SHSTK_AUDIT) is this project's "
 		       "kernel series, and without it every audit decision runs without a shadow stack";
 	}
+	if (stage == SHSTK_STAGE_CANARY)
+		return "this kernel has no audit mode: the candidates outside this machine's canary share run without "
+		       "a shadow stack, so only the canary share's enforced runs, 'shstkctl verify' runs (and a fleet's "
+		       "verdicts) gather evidence on them, and binaries whose risk signals cap them at audit stay off";
 	return "this kernel has no audit mode: the candidates that stage enforce-verified audits run without a "
 	       "shadow stack, so only 'shstkctl verify' runs (and a fleet's verdicts) gather evidence on them, and "
 	       "binaries whose risk signals cap them at audit stay off";
@@ -1315,6 +1374,12 @@ static const struct stage_cell {
 		[SHSTK_STATE_VERIFIED] = { SHSTK_DECISION_ENFORCE, "stage enforce-verified: verified binaries enforce" },
 		[SHSTK_STATE_QUARANTINED] = { SHSTK_DECISION_OFF, "quarantined: a violation or a disqualifying risk was recorded" },
 	},
+	[SHSTK_STAGE_CANARY] = {
+		[SHSTK_STATE_CANDIDATE] = { SHSTK_DECISION_AUDIT, "stage canary: outside this machine's canary share, candidates run in audit mode until verified" },
+		[SHSTK_STATE_AUDITING] = { SHSTK_DECISION_AUDIT, "stage canary: outside this machine's canary share, not yet enough clean evidence to enforce" },
+		[SHSTK_STATE_VERIFIED] = { SHSTK_DECISION_ENFORCE, "stage canary: verified binaries enforce" },
+		[SHSTK_STATE_QUARANTINED] = { SHSTK_DECISION_OFF, "quarantined: a violation or a disqualifying risk was recorded" },
+	},
 	[SHSTK_STAGE_ENFORCE_MARKED] = {
 		[SHSTK_STATE_CANDIDATE] = { SHSTK_DECISION_ENFORCE, "stage enforce-marked: every eligible binary enforces" },
 		[SHSTK_STATE_AUDITING] = { SHSTK_DECISION_ENFORCE, "stage enforce-marked: every eligible binary enforces" },
@@ -1335,6 +1400,29 @@ static const char *const risk_reasons[SHSTK_RISK_COUNT][2] = {
 	{ "risk signal jit (a JIT runtime): the policy allows at most audit mode",
 	  "risk signal jit (a JIT runtime): the policy denies a shadow stack" },
 };
+
+/* FNV-1a, 64 bits: spread, not secrecy (the seed and the share are root's). */
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+bool shstk_policy_canary_selected(const struct shstk_policy *p, const char *key)
+{
+	const char *seed = p->canary_seed ? p->canary_seed : p->machine_id;
+	uint64_t h;
+
+	if (!seed[0] || !key || !key[0] || p->canary_share == 0)
+		return false;
+	if (p->canary_share >= 100)
+		return true;
+	h = fnv1a(fnv1a(0xcbf29ce484222325ULL, seed), "\n");
+	return fnv1a(h, key) % 10000 < p->canary_share * 100u;
+}
 
 static bool rule_matches(const struct shstk_policy_rule *r, const struct shstk_policy_subject *s)
 {
@@ -1423,6 +1511,13 @@ int shstk_policy_decide(const struct shstk_policy *p, const struct shstk_policy_
 		}
 	}
 	result_set(&r, stage_table[p->stage][state].d, "stage", stage_table[p->stage][state].reason);
+	if (p->stage == SHSTK_STAGE_CANARY && (state == SHSTK_STATE_CANDIDATE || state == SHSTK_STATE_AUDITING) &&
+	    shstk_policy_canary_selected(p, s->identity    ? s->identity
+						: s->build_id && s->build_id[0] ? s->build_id
+						: s->path))
+		result_set(&r, SHSTK_DECISION_ENFORCE, "stage",
+			   "stage canary: in this machine's canary share, it enforces before it is verified; a "
+			   "confirmed crash quarantines it");
 	if (trusted)
 		result_set(&r, r.decision, rule->name, rule->reason);
 	apply_risks(p, s->risks, &r);

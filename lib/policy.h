@@ -24,8 +24,14 @@ enum shstk_stage {
 	SHSTK_STAGE_AUDIT = 1,
 	SHSTK_STAGE_ENFORCE_VERIFIED = 2,
 	SHSTK_STAGE_ENFORCE_MARKED = 3,
+	/* Verified binaries enforce, and so do the candidates in this machine's
+	 * canary share ([policy] canary-share); the others audit as in
+	 * enforce-verified.  After enforce-verified in the rollout
+	 * (shstk_stage_next()), numbered last because the allowlist stores the
+	 * number. */
+	SHSTK_STAGE_CANARY = 4,
 };
-#define SHSTK_STAGE_MAX SHSTK_STAGE_ENFORCE_MARKED
+#define SHSTK_STAGE_MAX SHSTK_STAGE_CANARY
 
 /* What the decision engine knows about an executable (issue 5). */
 enum shstk_state {
@@ -102,6 +108,13 @@ struct shstk_policy {
 	unsigned system_uid_max; /* uids up to this are system accounts (not a local user's) */
 	unsigned runs_per_identity_hour; /* runs recorded per uid and binary per hour, 0: no limit */
 	unsigned runs_per_uid_hour;      /* runs recorded per uid per hour, 0: no limit */
+	/* stage canary: the share of binaries (percent, 0-100) each machine
+	 * enforces before they are verified, chosen by hashing the seed (the
+	 * policy's canary-seed, else this machine's /etc/machine-id) with the
+	 * binary's identity, so that each machine takes its own share */
+	unsigned canary_share;
+	char *canary_seed;    /* [policy] canary-seed, NULL: machine_id */
+	char machine_id[33];  /* /etc/machine-id when the policy was made, "" if none */
 	enum shstk_risk_action risk_action[SHSTK_RISK_COUNT]; /* by bit number of enum shstk_risk */
 	char *database;
 	char *allowlist;
@@ -123,6 +136,7 @@ struct shstk_policy_subject {
 	const char *path;     /* absolute path of the executable, NULL if unknown */
 	const char *package;  /* owning package, NULL if none */
 	const char *build_id; /* hex (any case), NULL or "" if none */
+	const char *identity; /* the build's identity (what a canary share is drawn on), NULL: build_id, path */
 	uint32_t risks;       /* enum shstk_risk bits of the executable and its closure */
 	enum shstk_state state;
 	bool marked;          /* the executable's own SHSTK bit */
@@ -207,6 +221,12 @@ const char *shstk_risk_action_name(enum shstk_risk_action a);
 const char *shstk_rule_action_name(enum shstk_rule_action a);
 /* Parse a name; returns the value (>= 0) or -EINVAL. */
 int shstk_stage_from_name(const char *name);
+/* The stage after @s in the rollout (off, audit, enforce-verified, canary,
+ * enforce-marked), -1 after the last. */
+int shstk_stage_next(enum shstk_stage s);
+/* Whether this machine's canary share holds @key (a build's identity):
+ * hash(seed, key) below canary-share; never without a seed. */
+bool shstk_policy_canary_selected(const struct shstk_policy *p, const char *key);
 int shstk_state_from_name(const char *name);
 
 struct shstk_kfeats; /* kfeat.h */

@@ -61,6 +61,8 @@ STAGE_TABLE = {
     "audit": {"candidate": "audit", "auditing": "audit", "verified": "audit", "quarantined": "off"},
     "enforce-verified": {"candidate": "audit", "auditing": "audit", "verified": "enforce", "quarantined": "off"},
     "enforce-marked": {"candidate": "enforce", "auditing": "enforce", "verified": "enforce", "quarantined": "off"},
+    # outside the canary share; inside it candidates enforce (canary_selected)
+    "canary": {"candidate": "audit", "auditing": "audit", "verified": "enforce", "quarantined": "off"},
 }
 ORDER = {"off": 0, "audit": 1, "enforce": 2}
 RISKS = ["context", "longjmp", "execstack", "textrel", "jit"]
@@ -112,7 +114,27 @@ def read_policy(path):
         "distinct_days": int(pol["promotion.distinct-days"]),
         "risk": {r: pol["risk." + r] for r in RISKS},
         "allowlist": pol.get("paths.allowlist"),
+        "canary_share": int(pol.get("policy.canary-share", "10")),
+        "canary_seed": pol.get("policy.canary-seed"),
     }
+
+
+def fnv1a(h, text):
+    for b in text.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def canary_selected(policy, key):
+    """policies/README.md, "Stage canary": hash(seed, identity) below the
+    share, per 10 000.  The test's policy names its seed: the machine's id
+    would make the goldens the machine's."""
+    share, seed = policy["canary_share"], policy["canary_seed"]
+    if not seed or not key or share == 0:
+        return False
+    if share >= 100:
+        return True
+    return fnv1a(fnv1a(fnv1a(0xcbf29ce484222325, seed), "\n"), key) % 10000 < share * 100
 
 
 # ---- the evidence script -----------------------------------------------------
@@ -286,6 +308,10 @@ def decide(model, path, stage):
     if state == "ineligible" or stage == "off":
         return dict(state=state, decision="off", by="stage", override=None, ignore_marking=False)
     d, by = STAGE_TABLE[stage][state], "stage"
+    bid = model["build_ids"].get(path)
+    if stage == "canary" and state in ("candidate", "auditing") and canary_selected(
+            model["policy"], "build-id:" + bid.lower() if bid else None):
+        d = "enforce"
     # The most restrictive risk action wins; named by its first risk in the
     # README's [risk] order.
     acts = [(r, model["policy"]["risk"][r]) for r in RISKS if r in (FIXTURE[path][1] or [])]

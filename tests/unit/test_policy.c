@@ -238,7 +238,7 @@ static void test_policy_error_unknown_key(void **state)
 static void test_policy_error_bad_value_column(void **state)
 {
 	expect_error("[policy]\nstage =   enforce\n", 2, 11,
-		     "invalid value 'enforce' for stage: expected off, audit, enforce-verified or enforce-marked");
+		     "invalid value 'enforce' for stage: expected off, audit, enforce-verified, enforce-marked or canary");
 	expect_error("[policy]\ntest-overrides=maybe\n", 2, 16, "expected yes or no");
 	expect_error("[promotion]\nclean-runs = 0\n", 2, 14, "expected a number from 1 to 1000000");
 	expect_error("[promotion]\nclean-runs = 12x\n", 2, 14, "expected a number");
@@ -447,15 +447,18 @@ static enum shstk_decision decide(const struct shstk_policy *p, enum shstk_state
 static void test_policy_decide_stage_table(void **state)
 {
 	/* rows: stages; columns: ineligible candidate auditing verified quarantined */
-	static const enum shstk_decision want[4][5] = {
+	static const enum shstk_decision want[SHSTK_STAGE_MAX + 1][5] = {
 		{ SHSTK_DECISION_OFF, SHSTK_DECISION_OFF, SHSTK_DECISION_OFF, SHSTK_DECISION_OFF, SHSTK_DECISION_OFF },
 		{ SHSTK_DECISION_OFF, SHSTK_DECISION_AUDIT, SHSTK_DECISION_AUDIT, SHSTK_DECISION_AUDIT, SHSTK_DECISION_OFF },
 		{ SHSTK_DECISION_OFF, SHSTK_DECISION_AUDIT, SHSTK_DECISION_AUDIT, SHSTK_DECISION_ENFORCE, SHSTK_DECISION_OFF },
 		{ SHSTK_DECISION_OFF, SHSTK_DECISION_ENFORCE, SHSTK_DECISION_ENFORCE, SHSTK_DECISION_ENFORCE, SHSTK_DECISION_OFF },
+		/* canary, outside the share (test_policy_canary has the share) */
+		{ SHSTK_DECISION_OFF, SHSTK_DECISION_AUDIT, SHSTK_DECISION_AUDIT, SHSTK_DECISION_ENFORCE, SHSTK_DECISION_OFF },
 	};
 	_cleanup_policy_ struct shstk_policy *p = shstk_policy_default();
 
 	assert_non_null(p);
+	p->canary_share = 0;
 	for (int stage = 0; stage <= SHSTK_STAGE_MAX; stage++) {
 		p->stage = (enum shstk_stage)stage;
 		for (int st = 0; st <= SHSTK_STATE_MAX; st++) {
@@ -562,6 +565,124 @@ static void test_policy_decide_risk_actions(void **state)
 	assert_int_equal(decide(p, SHSTK_STATE_VERIFIED, SHSTK_RISK_LONGJMP, &m), SHSTK_DECISION_ENFORCE);
 }
 
+static void test_policy_canary(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = shstk_policy_default();
+	unsigned a = 0, both = 0, b = 0;
+	char key[64];
+
+	assert_non_null(p);
+	p->stage = SHSTK_STAGE_CANARY;
+	/* no seed at all: no machine is in any share */
+	p->machine_id[0] = 0;
+	assert_false(shstk_policy_canary_selected(p, "build-id:00aa"));
+	p->canary_seed = strdup("machine-a");
+	assert_non_null(p->canary_seed);
+	p->canary_share = 0;
+	assert_false(shstk_policy_canary_selected(p, "build-id:00aa"));
+	p->canary_share = 100;
+	assert_true(shstk_policy_canary_selected(p, "build-id:00aa"));
+	assert_false(shstk_policy_canary_selected(p, ""));
+	assert_false(shstk_policy_canary_selected(p, NULL));
+
+	/* 10 %: about one build in ten, and another machine takes another share */
+	p->canary_share = 10;
+	for (unsigned i = 0; i < 10000; i++) {
+		bool in_a, in_b;
+
+		snprintf(key, sizeof(key), "build-id:%08x%08x", i * 2654435761u, i);
+		in_a = shstk_policy_canary_selected(p, key);
+		free(p->canary_seed);
+		p->canary_seed = strdup("machine-b");
+		assert_non_null(p->canary_seed);
+		in_b = shstk_policy_canary_selected(p, key);
+		free(p->canary_seed);
+		p->canary_seed = strdup("machine-a");
+		assert_non_null(p->canary_seed);
+		a += in_a;
+		b += in_b;
+		both += in_a && in_b;
+		/* the same question, the same answer */
+		assert_int_equal(shstk_policy_canary_selected(p, key), in_a);
+	}
+	if (a < 900 || a > 1100 || b < 900 || b > 1100)
+		fail_msg("10%% of 10000 builds: machine a took %u, machine b %u", a, b);
+	/* independent shares overlap by about 10 % of 10 % */
+	if (both > 250)
+		fail_msg("machines a and b share %u of their %u and %u builds", both, a, b);
+
+	/* the decision: a candidate in the share enforces, one outside audits */
+	{
+		struct shstk_policy_subject s = { .path = "/usr/bin/x", .state = SHSTK_STATE_CANDIDATE, .marked = true };
+		struct shstk_policy_result r;
+		unsigned in = 0, out = 0;
+
+		for (unsigned i = 0; i < 200; i++) {
+			snprintf(key, sizeof(key), "build-id:%04x", i);
+			s.identity = key;
+			s.state = i % 2 ? SHSTK_STATE_CANDIDATE : SHSTK_STATE_AUDITING;
+			assert_int_equal(shstk_policy_decide(p, &s, &r), 0);
+			if (shstk_policy_canary_selected(p, key)) {
+				in++;
+				assert_int_equal(r.decision, SHSTK_DECISION_ENFORCE);
+				assert_non_null(strstr(r.reason, "canary share"));
+				/* a risk capped at audit caps the canary too */
+				s.risks = SHSTK_RISK_CONTEXT;
+				assert_int_equal(shstk_policy_decide(p, &s, &r), 0);
+				assert_int_equal(r.decision, SHSTK_DECISION_AUDIT);
+				assert_string_equal(r.matched, "risk:context");
+				s.risks = 0;
+				/* quarantined stays off, share or not */
+				s.state = SHSTK_STATE_QUARANTINED;
+				assert_int_equal(shstk_policy_decide(p, &s, &r), 0);
+				assert_int_equal(r.decision, SHSTK_DECISION_OFF);
+			} else {
+				out++;
+				assert_int_equal(r.decision, SHSTK_DECISION_AUDIT);
+			}
+		}
+		assert_true(in > 0 && out > 0);
+		/* without an identity the build-id, then the path, is the key */
+		s.identity = NULL;
+		s.build_id = "00aa";
+		s.state = SHSTK_STATE_CANDIDATE;
+		assert_int_equal(shstk_policy_decide(p, &s, &r), 0);
+		assert_int_equal(r.decision, shstk_policy_canary_selected(p, "00aa") ? SHSTK_DECISION_ENFORCE
+										    : SHSTK_DECISION_AUDIT);
+	}
+}
+
+static void test_policy_canary_parse(void **state)
+{
+	struct shstk_policy_errors errs;
+	_cleanup_policy_ struct shstk_policy *p = parse_ok("[policy]\nstage = canary\ncanary-share = 25\n"
+							    "canary-seed = fleet-2026\n");
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_int_equal(p->stage, SHSTK_STAGE_CANARY);
+	assert_int_equal(p->canary_share, 25);
+	assert_string_equal(p->canary_seed, "fleet-2026");
+	assert_non_null(f);
+	assert_int_equal(shstk_policy_print(p, f), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "stage = canary\n"));
+	assert_non_null(strstr(out, "\ncanary-share = 25\ncanary-seed = fleet-2026\n"));
+	parse_bad("[policy]\ncanary-share = 101\n", &errs);
+	assert_int_equal(errs.n, 1);
+	parse_bad("[policy]\ncanary-share = 10%\n", &errs);
+	assert_int_equal(errs.n, 1);
+
+	/* the rollout's order, canary after enforce-verified */
+	assert_int_equal(shstk_stage_next(SHSTK_STAGE_OFF), SHSTK_STAGE_AUDIT);
+	assert_int_equal(shstk_stage_next(SHSTK_STAGE_AUDIT), SHSTK_STAGE_ENFORCE_VERIFIED);
+	assert_int_equal(shstk_stage_next(SHSTK_STAGE_ENFORCE_VERIFIED), SHSTK_STAGE_CANARY);
+	assert_int_equal(shstk_stage_next(SHSTK_STAGE_CANARY), SHSTK_STAGE_ENFORCE_MARKED);
+	assert_int_equal(shstk_stage_next(SHSTK_STAGE_ENFORCE_MARKED), -1);
+	assert_int_equal(shstk_stage_next((enum shstk_stage)9), -1);
+}
+
 static void test_policy_names(void **state)
 {
 	/* our risk key names are elfinfo's */
@@ -601,6 +722,8 @@ int main(void)
 		cmocka_unit_test(test_policy_decide_rules),
 		cmocka_unit_test(test_policy_decide_matchers),
 		cmocka_unit_test(test_policy_decide_risk_actions),
+		cmocka_unit_test(test_policy_canary),
+		cmocka_unit_test(test_policy_canary_parse),
 		cmocka_unit_test(test_policy_names),
 	};
 
