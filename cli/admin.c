@@ -133,9 +133,8 @@ void admin_stage_json(struct json *j, const struct admin_policy *ap)
 	json_kv_string(j, "policy_stage", shstk_stage_name(ap->file_stage));
 }
 
-void admin_kernel_json(struct json *j, struct shstkctl *ctl, enum shstk_stage stage)
+void admin_kernel_json(struct json *j, const struct shstk_kfeats *k, enum shstk_stage stage)
 {
-	const struct shstk_kfeats *k = shstkctl_kernel(ctl);
 	char sum[512];
 	bool fatal;
 

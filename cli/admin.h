@@ -103,7 +103,7 @@ void admin_stage_json(struct json *j, const struct admin_policy *ap);
 
 /* "kernel": {"summary", "source" (probed or stated), "features": {name: state}, "stage_problem",
  * "stage_problem_refused"}. */
-void admin_kernel_json(struct json *j, struct shstkctl *ctl, enum shstk_stage stage);
+void admin_kernel_json(struct json *j, const struct shstk_kfeats *k, enum shstk_stage stage);
 
 /*
  * A decision row's members, written into the JSON object the caller has

@@ -12,6 +12,7 @@
 #include "deps.h"
 #include "hashmap.h"
 #include "json.h"
+#include "kfeat.h"
 #include "report.h"
 
 struct report_opts {
@@ -24,7 +25,9 @@ static void help(void)
 {
 	fputs("Usage: shstkctl report [--format=table|json|html] [--top N] [--policy FILE] [--db PATH]\n"
 	      "\n"
-	      "Summarises the database that 'shstkctl scan' filled:\n"
+	      "Summarises the database that 'shstkctl scan' filled.  First, what this\n"
+	      "kernel gives (as 'shstkctl status' probes it, or --kernel-features), the\n"
+	      "stage in force and the problem that stage has on this kernel, if any; then:\n"
 	      "  - objects recorded: ELF or not, malformed, 32/64-bit, executables, libraries;\n"
 	      "  - x86 feature marking of the ELF objects (SHSTK, IBT, none);\n"
 	      "  - executables eligible for a shadow stack (it and its whole DT_NEEDED\n"
@@ -50,7 +53,10 @@ static void help(void)
 	      "decision history; the packages whose objects block the most\n"
 	      "executables; violations per day, per binary and per faulting object,\n"
 	      "with the evidence of each (sources, grade, object+offset, its run);\n"
-	      "and a dry run of the next stage ('stage set NEXT --dry-run').\n"
+	      "and a dry run of the next stage ('stage set NEXT --dry-run'): the next one\n"
+	      "this kernel can run, so on a kernel without the series' audit mode stage\n"
+	      "off is followed by enforce-verified (stage audit would gather no evidence\n"
+	      "there and 'stage set audit' refuses it; the report says so).\n"
 	      "--format=html writes one self-contained page (inline CSS and SVG\n"
 	      "charts; no script, no font, nothing fetched) that opens from a mail\n"
 	      "attachment or an air-gapped share; its numbers are the JSON's.\n"
@@ -377,14 +383,32 @@ listed:
 	}
 }
 
+/*
+ * The next stage is the one after this that the kernel can run: stage audit
+ * on a kernel without audit mode is refused by 'stage set' and would gather
+ * no evidence, so the report previews enforce-verified instead and says why.
+ */
 static int collect_next(struct shstk_db *db, struct admin_policy *ap, unsigned top, struct report *rep)
 {
 	struct next_run nr = { .rep = rep, .top = top };
+	int to = shstk_stage_next(ap->p->stage);
 
-	if (ap->p->stage >= SHSTK_STAGE_MAX)
+	rep->next_skipped = -1;
+	if (to < 0)
 		return 0;
+	for (int after; (after = shstk_stage_next((enum shstk_stage)to)) >= 0; to = after) {
+		bool fatal;
+		const char *why = shstk_stage_kernel_problem((enum shstk_stage)to, rep->kernel, &fatal);
+
+		if (!fatal)
+			break;
+		if (rep->next_skipped < 0) {
+			rep->next_skipped = to;
+			rep->next_skipped_why = why;
+		}
+	}
 	rep->have_next = true;
-	rep->next_to = (int)ap->p->stage + 1;
+	rep->next_to = to;
 	return admin_stage_preview(db, ap, (enum shstk_stage)rep->next_to, on_next, &nr, &rep->next_total);
 }
 
@@ -611,10 +635,12 @@ static int collect_violations(struct shstk_db *db, unsigned top, struct report *
 	return 0;
 }
 
-static int collect(struct shstk_db *db, const struct report_opts *o, struct admin_policy *ap, struct report *rep)
+static int collect(struct shstk_db *db, const struct report_opts *o, struct admin_policy *ap,
+		   const struct shstk_kfeats *kernel, struct report *rep)
 {
 	int r;
 
+	rep->kernel = kernel;
 	rep->verdicts = (struct row_list){ .width = 1, .nnum = 1 };
 	rep->offenders = (struct row_list){ .width = 4, .nnum = 3 };
 	rep->suspects = (struct row_list){ .width = 4, .nnum = 1 };
@@ -697,6 +723,22 @@ static void print_table(const struct report *rep, const char *db_path)
 		       shstkctl_esc(&esc, rep->scan.roots));
 	} else {
 		printf("last scan: none finished\n");
+	}
+	{
+		char sum[512];
+		bool fatal;
+		const char *why = shstk_stage_kernel_problem(rep->ap->p->stage, rep->kernel, &fatal);
+
+		printf("kernel: %s%s\n", shstk_kfeats_summary(rep->kernel, sum, sizeof(sum)),
+		       rep->kernel->stated ? " [stated with --kernel-features]" : "");
+		printf("stage: %s\n", shstk_stage_name(rep->ap->p->stage));
+		if (why)
+			printf("%s: %s\n", fatal ? "problem" : "note", why);
+		if (rep->next_skipped >= 0)
+			printf("next stage: %s, not %s: %s; evidence comes from 'shstkctl verify' runs, which count "
+			       "toward promotion ('shstkctl verify --help')\n",
+			       shstk_stage_name((enum shstk_stage)rep->next_to),
+			       shstk_stage_name((enum shstk_stage)rep->next_skipped), rep->next_skipped_why);
 	}
 
 	printf("\nObjects\n");
@@ -928,6 +970,15 @@ static void print_json_next(struct json *j, const struct report *rep)
 	json_object_open(j);
 	json_kv_string(j, "from", shstk_stage_name(rep->ap->p->stage));
 	json_kv_string(j, "to", shstk_stage_name((enum shstk_stage)rep->next_to));
+	json_key(j, "skipped");
+	if (rep->next_skipped >= 0) {
+		json_object_open(j);
+		json_kv_string(j, "stage", shstk_stage_name((enum shstk_stage)rep->next_skipped));
+		json_kv_string(j, "why", rep->next_skipped_why);
+		json_object_close(j);
+	} else {
+		json_null(j);
+	}
 	json_kv_uint(j, "decided", rep->next_total);
 	json_kv_uint(j, "changes", rep->next_changes);
 	json_key(j, "by_change");
@@ -977,6 +1028,7 @@ static void print_json(const struct report *rep, const char *db_path)
 	} else {
 		json_null(&j);
 	}
+	admin_kernel_json(&j, rep->kernel, rep->ap->p->stage);
 
 	json_key(&j, "objects");
 	json_object_open(&j);
@@ -1152,7 +1204,7 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 	r = admin_policy_load_or_log(o.policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		goto out;
-	r = collect(db, &o, &ap, &rep);
+	r = collect(db, &o, &ap, shstkctl_kernel(ctl), &rep);
 	if (r < 0) {
 		r = shstkctl_error_errno(r, "reading %s%s%s", shstkctl_db_path(ctl), shstk_db_errmsg(db)[0] ? ": " : "",
 					 shstk_db_errmsg(db));

@@ -236,7 +236,7 @@ static int show(struct shstkctl *ctl, struct shstk_db *db, const struct admin_po
 		json_begin(&j, stdout);
 		json_object_open(&j);
 		admin_stage_json(&j, ap);
-		admin_kernel_json(&j, ctl, ap->p->stage);
+		admin_kernel_json(&j, shstkctl_kernel(ctl), ap->p->stage);
 		json_key(&j, "history");
 		json_array_open(&j);
 	} else {

@@ -287,7 +287,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	json_object_open(&j);
 	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", s->db_path);
-	admin_kernel_json(&j, ctl, ap->p->stage);
+	admin_kernel_json(&j, shstkctl_kernel(ctl), ap->p->stage);
 	json_kv_uint(&j, "decided", s->n.decided);
 	json_kv_uint(&j, "imported", s->n.imported);
 	json_key(&j, "states");

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "escape.h"
+#include "kfeat.h"
 #include "policy.h"
 #include "report.h"
 
@@ -427,6 +428,21 @@ static void section_glance(FILE *f, const struct report *rep)
 		fprintf(f, " Imported decisions of builds not installed here, not counted: <span data-k=\"rollout.imported\">%u</span>.",
 			c->imported);
 	fputs("</p>\n", f);
+	{
+		char sum[512];
+		bool fatal;
+		const char *why = shstk_stage_kernel_problem(ap->p->stage, rep->kernel, &fatal);
+
+		fputs("<p>Kernel: ", f);
+		esc(f, shstk_kfeats_summary(rep->kernel, sum, sizeof(sum)));
+		fputs(rep->kernel->stated ? " (stated with <code>--kernel-features</code>)." : ".", f);
+		if (why) {
+			fprintf(f, " <strong>%s:</strong> ", fatal ? "Problem" : "Note");
+			esc(f, why);
+			fputs(".", f);
+		}
+		fputs("</p>\n", f);
+	}
 
 	fputs("<div class=\"pair\">", f);
 	chart_share(f, "states-chart", "Decided executables by state", state_series, c->by_state, SHSTK_STATE_MAX + 1);
@@ -704,6 +720,12 @@ static void section_next(FILE *f, const struct report *rep)
 	if (!rep->have_next) {
 		fprintf(f, "<p>The stage is %s, the last one.</p>\n</section>\n", shstk_stage_name(rep->ap->p->stage));
 		return;
+	}
+	if (rep->next_skipped >= 0) {
+		fprintf(f, "<p>Stage <strong>%s</strong> is passed over: ",
+			shstk_stage_name((enum shstk_stage)rep->next_skipped));
+		esc(f, rep->next_skipped_why);
+		fputs(". Evidence comes from <code>shstkctl verify</code> runs, which count toward promotion.</p>\n", f);
 	}
 	fprintf(f, "<p>A dry run of <code>shstkctl stage set %s</code> (nothing written): "
 		   "<span data-k=\"next_stage.changes\">%u</span> of <span data-k=\"next_stage.decided\">%u</span> "

@@ -75,8 +75,11 @@ struct report {
 	struct row_list viol;         /* VC_* / VN_* */
 	uint64_t v_confirmed;
 	struct row_list v_days, v_bins, v_objs; /* GC_* / GN_* (v_days: all days, oldest first) */
+	const struct shstk_kfeats *kernel; /* what the kernel has (lib/kfeat): probed, or --kernel-features */
 	bool have_next;               /* the stage is not the last one */
 	int next_to;                  /* enum shstk_stage */
+	int next_skipped;             /* the stage after this one, passed over: the kernel cannot run it; -1 none */
+	const char *next_skipped_why; /* shstk_stage_kernel_problem() of it */
 	unsigned next_total, next_changes;
 	struct row_list next_moves;   /* cells: old new; nums: count */
 	struct row_list next_rows;    /* cells: path identity state old new reason (--top of them) */

@@ -22,6 +22,13 @@ trap 'rm -rf "$work"' EXIT
 cp -a "$tree" "$work/root"
 db="$work/shstk.db"
 fail=0
+# The goldens are for a kernel with the series, whatever kernel this host
+# runs (the report names it and previews the next stage it can run); the
+# stock kernel's report has goldens of its own, report-stock-*.
+ctl_real=$ctl
+ctl=$work/shstkctl
+printf '#!/bin/sh\nexec "%s" --kernel-features=series "$@"\n' "$ctl_real" >"$ctl"
+chmod +x "$ctl"
 
 norm() {
 	sed -e "s|$work|WORK|g" \
@@ -43,6 +50,28 @@ printf '[policy]\nstage = audit\n' >"$work/policy.conf"
 golden_check report-json "$ctl" --db "$db" report --format=json --policy "$work/policy.conf"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/report-json.raw" &&
 	echo "ok: report JSON parses" || { echo "FAIL: report JSON does not parse"; fail=1; }
+
+# A stock kernel at stage off: the next stage previewed is enforce-verified,
+# not audit ('stage set audit' is refused there), and the report says why.
+printf '[policy]\nstage = off\n' >"$work/policy-off.conf"
+golden_check report-stock-table "$ctl_real" --kernel-features=stock --db "$db" report --policy "$work/policy-off.conf"
+"$ctl_real" --kernel-features=stock --db "$db" report --format=json --policy "$work/policy-off.conf" >"$work/stock.json"
+if python3 - "$work/stock.json" <<'PY2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n, k = d["next_stage"], d["kernel"]
+assert (n["from"], n["to"]) == ("off", "enforce-verified"), n
+assert n["skipped"]["stage"] == "audit" and "audit mode" in n["skipped"]["why"], n
+assert k["source"] == "stated" and k["features"]["audit_mode"] == "absent", k
+assert k["features"]["shadow_stacks"] == "present", k
+PY2
+then echo "ok: stock kernel: the report previews enforce-verified, audit skipped, in JSON"
+else echo "FAIL: stock kernel report JSON (above)"; fail=1; fi
+# With the series, stage off's next stage is audit, and nothing is skipped.
+"$ctl" --db "$db" report --format=json --policy "$work/policy-off.conf" >"$work/series.json"
+if python3 -c 'import json,sys; n = json.load(open(sys.argv[1]))["next_stage"]; assert (n["to"], n["skipped"]) == ("audit", None), n' "$work/series.json"
+then echo "ok: series kernel: the report previews stage audit"
+else echo "FAIL: series kernel report JSON: next stage (above)"; fail=1; fi
 
 for b in eligible rpath-user dep-unmarked2 dep-missing suspect-ctx suspect-jit static-unmarked; do
 	golden_check "explain-$b" "$ctl" --db "$db" explain --root "$work/root" "/usr/bin/$b"

@@ -24,6 +24,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 max=$((5 * 1024 * 1024))
+# The pages are of a kernel with the series, whatever this host runs: which
+# stage comes next depends on the kernel (test_report has the stock one's).
+ctl_real=$ctl
+ctl=$work/shstkctl
+printf '#!/bin/sh\nexec "%s" --kernel-features=series "$@"\n' "$ctl_real" >"$ctl"
+chmod +x "$ctl"
 
 # page NAME DB ARGS...: the JSON and the page of DB, compared.
 page() {
@@ -67,6 +73,15 @@ json_is empty 'd["rollout"]["decided"], len(d["progress"]), d["violations"]["tot
 json_is empty 'd["next_stage"]["from"], d["next_stage"]["to"], d["next_stage"]["decided"]' "('off', 'audit', 0)"
 grep -q 'nothing decided yet' "$work/empty.html" && echo "ok: empty: the charts say nothing is decided" ||
 	{ echo "FAIL: empty: no 'nothing decided yet'"; fail=1; }
+grep -q '<p>Kernel: shadow stacks with this project&#39;s series' "$work/empty.html" &&
+	echo "ok: empty: the page names the kernel" || { echo "FAIL: empty: no kernel line"; fail=1; }
+# a stock kernel: stage audit is passed over, and the page says why
+"$ctl_real" --kernel-features=stock --db "$work/empty.db" report --format=html --policy "$work/off.conf" >"$work/stock.html"
+grep -q "<p>Kernel: upstream shadow stacks only" "$work/stock.html" &&
+	grep -q "Stage <strong>audit</strong> is passed over: stage audit gathers no evidence on this kernel" "$work/stock.html" &&
+	grep -q 'A dry run of <code>shstkctl stage set enforce-verified</code>' "$work/stock.html" &&
+	echo "ok: stock: the page names the kernel and passes over stage audit" ||
+	{ echo "FAIL: stock: the page does not say the kernel, or still previews stage audit"; fail=1; }
 
 # ---- realistic: the admin test's world, hostile names, three days of history
 report_db_realistic "$work/real.db" "$work"
@@ -77,13 +92,13 @@ report_hostile_names >"$work/names"
 $check hostile "$work/real.html" "$(sed -n 1p "$work/names")" "$(sed -n 2p "$work/names")" \
 	"$(sed -n 3p "$work/names")" '<img src=x>.so' 'start the rollout <b>"now"</b>' || fail=1
 json_is real 'd["rollout"]["stage"], d["rollout"]["stage_source"], d["next_stage"]["to"]' \
-	"('enforce-verified', 'override', 'enforce-marked')"
+	"('enforce-verified', 'override', 'canary')"
 # three days of decisions (20, 9 and 2 days ago), the last one today's counts
 json_is real 'len(d["progress"])' 3
 json_is real 'd["progress"][-1]["states"] == d["rollout"]["states"] and d["progress"][-1]["decisions"] == d["rollout"]["decisions"]' True
 json_is real 'd["violations"]["total"], d["violations"]["confirmed"], len(d["violations"]["details"])' '(5, 4, 5)'
 # the dry run is the stage command's own
-"$ctl" --db "$work/real.db" stage set enforce-marked --dry-run --format=json $P >"$work/dry.json"
+"$ctl" --db "$work/real.db" stage set canary --dry-run --format=json $P >"$work/dry.json"
 want=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(d["changes"]), d["decided"])' "$work/dry.json")
 json_is real-all 'd["next_stage"]["changes"], d["next_stage"]["decided"]' "($(echo "$want" | sed 's/ /, /'))"
 paths() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sorted((c["path"], c["old_decision"], c["new_decision"]) for c in (d["next_stage"]["examples"] if "next_stage" in d else d["changes"])))' "$1"; }
