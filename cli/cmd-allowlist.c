@@ -45,7 +45,7 @@ static void usage(FILE *f)
 	      "  DECISION  off | audit | enforce\n"
 	      "  KEY       build-id:HEX | file:DEV:INO:SIZE:MTIME_NS | exe:PATH\n"
 	      "            (exe: the file's build-id, or its file key when it has none)\n"
-	      "  FLAG      no-lock | ignore-marking\n"
+	      "  FLAG      no-lock | ignore-marking | evidence\n"
 	      "\n"
 	      "Options of write:\n"
 	      "  -o, --output FILE  where to publish (default " DEFAULT_ALLOWLIST ")\n"
@@ -74,6 +74,7 @@ static const struct {
 } entry_flags[] = {
 	{ "no-lock", SHSTK_AL_E_NO_LOCK },
 	{ "ignore-marking", SHSTK_AL_E_IGNORE_MARKING },
+	{ "evidence", SHSTK_AL_E_EVIDENCE },
 };
 
 static void print_key(FILE *f, const struct shstk_al_key *k)

@@ -341,6 +341,15 @@ static int decide_policy(const struct shstk_policy *p, const char *identity, con
 	/* Evidence from real runs outranks the marking (preload/README.md). */
 	if (r->decision != SHSTK_DECISION_OFF && r->state == SHSTK_STATE_VERIFIED)
 		r->flags |= SHSTK_AL_E_IGNORE_MARKING;
+	/*
+	 * Enforced before it is verified (stage canary's share, enforce-marked):
+	 * its runs are the evidence that verifies it, and a run counts only if
+	 * shstkd saw the process alive, which a short one is not unless it
+	 * waits, as an audit run does.
+	 */
+	if (r->decision == SHSTK_DECISION_ENFORCE &&
+	    (r->state == SHSTK_STATE_CANDIDATE || r->state == SHSTK_STATE_AUDITING))
+		r->flags |= SHSTK_AL_E_EVIDENCE;
 	return 0;
 }
 

@@ -29,7 +29,10 @@
  * Entry flags: SHSTK_AL_E_IGNORE_MARKING is set on audit/enforce decisions
  * that rest on evidence from real runs (verified) or on an allow/audit-only
  * override: the preload then applies them even when a loaded object lacks
- * the SHSTK marking (on Debian, every object does).
+ * the SHSTK marking (on Debian, every object does).  SHSTK_AL_E_EVIDENCE is
+ * set on enforce decisions of a candidate or auditing binary (stage canary's
+ * share, enforce-marked): the preload waits for shstkd's word that it saw
+ * the process, so that a short run counts, as audit runs do.
  *
  * Imported decisions: `shstkctl import` adds a bundle's decision row only
  * for an identity this database has no decision for, and marks it: its

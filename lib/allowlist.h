@@ -77,7 +77,10 @@
 /* Entry flags. */
 #define SHSTK_AL_E_NO_LOCK 0x1u        /* enforce without ARCH_SHSTK_LOCK */
 #define SHSTK_AL_E_IGNORE_MARKING 0x2u /* evidence overrides unmarked loaded objects */
-#define SHSTK_AL_E_ALL 0x3u
+/* an enforced run wanted as evidence (a binary not yet verified): the
+ * preload waits for shstkd to have looked, as an audit run does */
+#define SHSTK_AL_E_EVIDENCE 0x4u
+#define SHSTK_AL_E_ALL 0x7u
 
 enum shstk_key_kind {
 	SHSTK_AL_KEY_BUILD_ID = 1,

@@ -626,6 +626,7 @@ static __attribute__((noinline)) void pl_prepare(char **envp, struct shstk_pl_pl
 			in.al_flags = st->al_flags = al.flags;
 			ev->generation = al.generation;
 		}
+		st->evidence = in.al_state == 0 && in.lookup == 1 && (in.entry.flags & SHSTK_AL_E_EVIDENCE);
 		if (in.al_state == 0 && (in.lookup == 1 || in.override_present)) {
 			scan = (struct pl_scan){ .vdso = scan.vdso, .all_marked = true };
 			dl_iterate_phdr(pl_scan_cb, &scan);
@@ -700,7 +701,11 @@ static __attribute__((noinline)) void pl_finish(const struct shstk_pl_result *re
 	 */
 	if (ev->decision != SHSTK_DECISION_OFF && ev->source != SHSTK_PL_SRC_DISABLED) {
 		ev->pid = (uint32_t)pl_getpid();
-		shstk_pl_send_event(ev, ev->decision == SHSTK_DECISION_AUDIT);
+		/* waits where the run is wanted as evidence: audit, and an
+		 * enforced one the allowlist asks for (SHSTK_AL_E_EVIDENCE) */
+		shstk_pl_send_event(ev, ev->decision == SHSTK_DECISION_AUDIT ||
+						(ev->decision == SHSTK_DECISION_ENFORCE && st->evidence &&
+						 ev->source == SHSTK_PL_SRC_ALLOWLIST));
 	}
 	if (st->debug) {
 		struct shstk_pl_status ps;

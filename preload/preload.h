@@ -168,6 +168,7 @@ struct shstk_pl_state {
 	bool gate_test;               /* SHSTK_PRELOAD_GATE_TEST: gate as if it were */
 	uint32_t ack_wait_ms;         /* for shstkd's answer, audit mode */
 	uint32_t al_flags;            /* its SHSTK_AL_F_* at start */
+	bool evidence;                /* the entry's SHSTK_AL_E_EVIDENCE: an enforced run waits for shstkd */
 	bool compat;                  /* enforced in the kernel's compatibility mode: mark what dlopen adds */
 	const char *al_path;          /* where the gate reads it again (NULL: nowhere) */
 	char events[108];             /* sizeof(sockaddr_un.sun_path) */

@@ -315,6 +315,12 @@ done
 out=$(acked "$W/al-enf" none)
 expect "enforce: announced without asking for an answer" "$(cat "$W/ack.out")" 'flags=0x[0-9a-f]{1,4} fd=no'
 expect_not "enforce: no wait" "$out" '^(ppoll|recvmsg)\('
+# an enforce entry that wants its runs as evidence (stage canary's share,
+# shstkd's flag evidence) waits as audit does
+al_write "$W/al-enf-ev" "enforce exe:$PROBE ignore-marking,evidence" || exit 1
+out=$(acked "$W/al-enf-ev" owner 10000)
+expect "enforce, flag evidence: asks, passes its pair's end" "$(cat "$W/ack.out")" 'flags=0x1[0-9a-f]{4} fd=yes'
+expect "enforce, flag evidence: the wait ends at the answer" "$out" '^ppoll\(.*= 1' '^recvmsg\(.*= 1$'
 # A gated dlopen of an unmarked object is reported by datagram, except under a filter.
 out=$(SHSTK_PRELOAD_GATE_TEST=1 SHSTK_ALLOWLIST="$W/al-other" SHSTK_EVENTS_SOCKET="$W/ev.sock" \
 	LD_PRELOAD="$PRELOAD_LIB" "$EVRECV" "$W/ev.sock" "$TP_DIR/tp-seccomp" "$TP_DIR/tp-dlopen" \

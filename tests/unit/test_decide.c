@@ -98,8 +98,13 @@ static void test_decide_every_stage(void **state)
 		{ SHSTK_STAGE_ENFORCE_VERIFIED,
 		  { "candidate/audit/0", "auditing/audit/0", "verified/enforce/2", "quarantined/off/0",
 		    "ineligible/off/0", "quarantined/off/0", "verified/audit/2" } },
+		/* enforced before verified: the runs are wanted as evidence (flag 4) */
 		{ SHSTK_STAGE_ENFORCE_MARKED,
-		  { "candidate/enforce/0", "auditing/enforce/0", "verified/enforce/2", "quarantined/off/0",
+		  { "candidate/enforce/4", "auditing/enforce/4", "verified/enforce/2", "quarantined/off/0",
+		    "ineligible/off/0", "quarantined/off/0", "verified/audit/2" } },
+		/* with a share of 100 %: every candidate is in it */
+		{ SHSTK_STAGE_CANARY,
+		  { "candidate/enforce/4", "auditing/enforce/4", "verified/enforce/2", "quarantined/off/0",
 		    "ineligible/off/0", "quarantined/off/0", "verified/audit/2" } },
 	};
 	static const char *const ids[7] = { ID("c0"), ID("a0"), ID("b0"), ID("d0"), ID("e0"), ID("f0"), ID("1a") };
@@ -110,6 +115,9 @@ static void test_decide_every_stage(void **state)
 	for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
 		_cleanup_policy_ struct shstk_policy *p = policy(cases[c].stage, 2, 2);
 
+		p->canary_share = 100;
+		p->canary_seed = strdup("test-decide");
+		assert_non_null(p->canary_seed);
 		decide_all(db, p, FX_T0 + 10 * FX_DAY_US + (int64_t)c, &st);
 		assert_int_equal(st.identities, 7);
 		for (size_t i = 0; i < 7; i++)
@@ -468,7 +476,7 @@ static void test_decide_trust_marking_override(void **state)
 	add_override(db, "path", "/usr/bin/*", "trust-marking");
 	decide_all(db, p, FX_T0, NULL);
 	/* The marking stands in for evidence, without ignore-marking; a violation still outweighs it. */
-	assert_string_equal(decision_of(db, ID("c0")), "candidate/enforce/0");
+	assert_string_equal(decision_of(db, ID("c0")), "candidate/enforce/4");
 	assert_string_equal(decision_of(db, ID("d0")), "quarantined/off/0");
 	shstk_db_close(db);
 }
