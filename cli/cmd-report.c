@@ -43,7 +43,10 @@ static void help(void)
 	      "  - the C libraries the executables run on: glibc's version, whether it is\n"
 	      "    marked SHSTK (built shadow-stack aware: its longjmp and swapcontext keep\n"
 	      "    the shadow stack in step, so those imports are no risk there; from 2.39\n"
-	      "    it enables and locks the shadow stack itself), static executables;\n"
+	      "    it enables and locks the shadow stack itself), static executables; and\n"
+	      "    a note when that matters here: on a kernel without the series' per-\n"
+	      "    program policy nothing turns such a locked shadow stack off, so an off\n"
+	      "    decision does not hold for those executables (JSON: off_not_held);\n"
 	      "  - suspects: objects marked SHSTK that carry risk signals (context switching,\n"
 	      "    longjmp on a C library that is not shadow-stack aware, a JIT runtime in\n"
 	      "    the closure, executable stack, text relocations);\n"
@@ -207,6 +210,24 @@ const char *report_libc_line(const struct report *rep, size_t i, char *buf, size
 		snprintf(buf, len, "%s, %s: %s", CELL(&rep->libcs, i, 1) ? CELL(&rep->libcs, i, 1) : "?",
 			 l.marked ? "marked SHSTK" : "not marked SHSTK", what);
 	return buf;
+}
+
+const char *report_off_note(const struct report *rep, uint64_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < rep->libcs.n; i++) {
+		struct shstk_libc_info l;
+
+		report_libc_of(rep, i, &l);
+		if (shstk_libc_enables_at_startup(&l))
+			*n += NUM(&rep->libcs, i, 2);
+	}
+	if (!*n || shstk_kfeats_has(rep->kernel, SHSTK_KFEAT_FILE_POLICY))
+		return NULL;
+	return "their C library can enable and lock the shadow stack itself (glibc.cpu.hwcaps=SHSTK), and where it "
+	       "does, nothing can turn it off again without this project's series (its per-program policy, "
+	       "trusted.shstk): an off decision does not hold there, and a quarantined binary keeps crashing until "
+	       "it is rebuilt unmarked";
 }
 
 static int on_package(const struct shstk_db_package_count *p, void *ud)
@@ -787,6 +808,13 @@ static void print_table(const struct report *rep, const char *db_path)
 	}
 	if (rep->libcs.n)
 		printf("  (no-risk: executables whose longjmp/ucontext imports are no risk on it)\n");
+	{
+		uint64_t n;
+		const char *note = report_off_note(rep, &n);
+
+		if (note)
+			printf("  note: %" PRIu64 " executable%s on this kernel: %s\n", n, n == 1 ? "" : "s", note);
+	}
 
 	printf("\nTop offenders (objects in the closure of the most ineligible executables)\n");
 	if (rep->offenders.n == 0)
@@ -1103,6 +1131,20 @@ static void print_json(const struct report *rep, const char *db_path)
 		json_object_close(&j);
 	}
 	json_array_close(&j);
+	{
+		uint64_t n;
+		const char *note = report_off_note(rep, &n);
+
+		json_key(&j, "off_not_held");
+		if (note) {
+			json_object_open(&j);
+			json_kv_uint(&j, "executables", n);
+			json_kv_string(&j, "why", note);
+			json_object_close(&j);
+		} else {
+			json_null(&j);
+		}
+	}
 
 	json_key(&j, "suspects");
 	json_array_open(&j);

@@ -637,7 +637,20 @@ static void section_libc(FILE *f, const struct report *rep)
 		td_num(f, NUM(&rep->libcs, i, 3), "libcs.%zu.longjmp_context_no_risk", i);
 		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n</section>\n", f);
+	fputs("</tbody></table>\n", f);
+	{
+		uint64_t n;
+		const char *note = report_off_note(rep, &n);
+
+		if (note) {
+			fprintf(f, "<p><strong>Note:</strong> <span data-k=\"off_not_held.executables\">%" PRIu64
+				   "</span> executables on this kernel: ",
+				n);
+			esc(f, note);
+			fputs(".</p>\n", f);
+		}
+	}
+	fputs("</section>\n", f);
 }
 
 static const char *vday_label(const struct report *rep, size_t i, char *buf, size_t len)

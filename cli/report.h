@@ -91,6 +91,12 @@ struct report {
 void report_libc_of(const struct report *rep, size_t i, struct shstk_libc_info *ret);
 const char *report_libc_line(const struct report *rep, size_t i, char *buf, size_t len);
 
+/* Where an off decision cannot hold: on a kernel without the series'
+ * per-program policy, the executables whose C library can enable and lock
+ * the shadow stack itself (a marked glibc >= 2.39).  Their count into *n;
+ * the sentence that says so, NULL when there is nothing to say. */
+const char *report_off_note(const struct report *rep, uint64_t *n);
+
 /* "YYYY-MM-DD" of a day number. */
 void report_day_format(int64_t day, char *buf, size_t len);
 

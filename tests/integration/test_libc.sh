@@ -108,6 +108,10 @@ for w in cet deb mis; do
 	sed -n '/^  facts/d; /^$/d; /^Decision/q; p' "$work/$w.live" >"$work/$w.b"
 	cmp -s "$work/$w.a" "$work/$w.b" || no "$w: explain and explain --live differ: $(diff "$work/$w.a" "$work/$w.b")"
 	"$ctl" --db "$db" report --format=json >"$work/$w.report"
+	# where an off decision holds: with the series' per-program policy only
+	"$ctl" --kernel-features=stock --db "$db" report --format=json >"$work/$w.report-stock"
+	"$ctl" --kernel-features=series --db "$db" report --format=json >"$work/$w.report-series"
+	"$ctl" --kernel-features=stock --db "$db" report >"$work/$w.report-stock.txt"
 	"$ctl" --db "$db" stage set enforce-marked --policy "$work/policy.conf" --allowlist "$work/$w.allowlist" \
 		--reason test >/dev/null
 	"$ctl" --db "$db" decisions --format=json >"$work/$w.decisions"
@@ -140,6 +144,16 @@ for w, (ver, marked, code, aware, startup, lifted, verdict, decision) in want.it
     libcs = [(c["path"], c["version"], c["executables"], c["longjmp_context_no_risk"]) for c in rep["libcs"]]
     if libcs != [("/lib/x86_64-linux-gnu/libc.so.6", ver, 1, 1 if lifted else 0)]:
         bad.append(f"{w}: report libcs {libcs}")
+    # off_not_held: a C library that can enable and lock, on a kernel
+    # without trusted.shstk, and only there
+    stock = json.load(open(f"{work}/{w}.report-stock"))["off_not_held"]
+    series = json.load(open(f"{work}/{w}.report-series"))["off_not_held"]
+    want_n = 1 if startup else None
+    if (stock or {}).get("executables") != want_n or series is not None:
+        bad.append(f"{w}: off_not_held stock {stock}, series {series}, expected {want_n} and none")
+    note = [l for l in open(f"{work}/{w}.report-stock.txt") if l.startswith("  note: ")]
+    if bool(note) != startup or (note and "an off decision does not hold there" not in note[0]):
+        bad.append(f"{w}: stock report's note {note}")
     suspects = {s["path"]: s["risks"] for s in rep["suspects"]}
     exp_s = {} if lifted else {"/usr/bin/ljctx": "context,longjmp"}
     if suspects != exp_s:
