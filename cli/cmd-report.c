@@ -224,10 +224,10 @@ const char *report_off_note(const struct report *rep, uint64_t *n)
 	}
 	if (!*n || shstk_kfeats_has(rep->kernel, SHSTK_KFEAT_FILE_POLICY))
 		return NULL;
-	return "their C library can enable and lock the shadow stack itself (glibc.cpu.hwcaps=SHSTK), and where it "
-	       "does, nothing can turn it off again without this project's series (its per-program policy, "
-	       "trusted.shstk): an off decision does not hold there, and a quarantined binary keeps crashing until "
-	       "it is rebuilt unmarked";
+	return "their C library can enable and lock the shadow stack itself, and where it does (the tunable "
+	       "glibc.cpu.hwcaps=SHSTK set), nothing can turn it off again without this project's series (its "
+	       "per-program policy, trusted.shstk): an off decision does not hold there, and a quarantined binary "
+	       "keeps crashing until it is rebuilt unmarked or runs without the tunable";
 }
 
 static int on_package(const struct shstk_db_package_count *p, void *ud)
@@ -756,10 +756,12 @@ static void print_table(const struct report *rep, const char *db_path)
 		if (why)
 			printf("%s: %s\n", fatal ? "problem" : "note", why);
 		if (rep->next_skipped >= 0)
-			printf("next stage: %s, not %s: %s; evidence comes from 'shstkctl verify' runs, which count "
-			       "toward promotion ('shstkctl verify --help')\n",
-			       shstk_stage_name((enum shstk_stage)rep->next_to),
-			       shstk_stage_name((enum shstk_stage)rep->next_skipped), rep->next_skipped_why);
+			printf("next stage: %s, not %s: %s%s\n", shstk_stage_name((enum shstk_stage)rep->next_to),
+			       shstk_stage_name((enum shstk_stage)rep->next_skipped), rep->next_skipped_why,
+			       shstk_kfeats_has(rep->kernel, SHSTK_KFEAT_SHSTK)
+				       ? "; evidence comes from 'shstkctl verify' runs and, at stage canary, from the "
+					 "share's enforced runs, which count toward promotion ('shstkctl stage --help')"
+				       : "");
 	}
 
 	printf("\nObjects\n");

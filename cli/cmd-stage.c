@@ -31,7 +31,9 @@ static void help(void)
 	      "                    machine id with each build's identity, so that each\n"
 	      "                    machine takes its own share): their clean runs count\n"
 	      "                    toward promotion, a confirmed crash quarantines the\n"
-	      "                    binary; the way to gather evidence without the series\n"
+	      "                    binary; the way to gather evidence without the series.\n"
+	      "                    The seed is [policy] canary-seed if set; without it and\n"
+	      "                    without /etc/machine-id the share is empty (a note says so)\n"
 	      "  enforce-marked    every eligible binary that is not quarantined enforces\n"
 	      "The rollout's order is the list's: 'shstkctl report' previews the next one.\n"
 	      "\n"
@@ -246,6 +248,9 @@ static int show(struct shstkctl *ctl, struct shstk_db *db, const struct admin_po
 		problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
 		if (problem)
 			printf("%s: %s\n", fatal ? "problem" : "note", problem);
+		problem = shstk_policy_canary_note(ap->p, ap->p->stage);
+		if (problem)
+			printf("note: %s\n", problem);
 		printf("history:\n");
 	}
 	r = shstk_db_stage_history_foreach(db, history_row, &s);
@@ -398,6 +403,9 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 	r = admin_policy_load_or_log(o.policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		goto out;
+	if (strcmp(verb, "set") == 0 && shstk_policy_canary_note(ap.p, (enum shstk_stage)to))
+		fprintf(stderr, "shstkctl: stage %s: note: %s\n", o.dry_run ? "set --dry-run" : "set",
+			shstk_policy_canary_note(ap.p, (enum shstk_stage)to));
 	if (strcmp(verb, "show") == 0) {
 		r = show(ctl, db, &ap, o.format);
 	} else if (o.dry_run) {

@@ -237,6 +237,9 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 		       fatal && shstk_kfeats_has(shstkctl_kernel(ctl), SHSTK_KFEAT_SHSTK)
 			       ? " (use stage enforce-verified with 'shstkctl verify' runs instead: see 'shstkctl stage --help')"
 			       : "");
+	problem = shstk_policy_canary_note(ap->p, ap->p->stage);
+	if (problem)
+		printf("%-11s %s\n", "note", problem);
 	printf("\ndecided executables: %u\n", s->n.decided);
 	for (int i = 0; i <= SHSTK_STATE_MAX; i++)
 		printf("  %-12s %6u\n", shstk_state_name((enum shstk_state)i), s->n.by_state[i]);
@@ -288,6 +291,7 @@ static void print_json(const struct status *s, const struct admin_policy *ap, co
 	admin_stage_json(&j, ap);
 	json_kv_string(&j, "database", s->db_path);
 	admin_kernel_json(&j, shstkctl_kernel(ctl), ap->p->stage);
+	json_kv_string(&j, "canary_note", shstk_policy_canary_note(ap->p, ap->p->stage));
 	json_kv_uint(&j, "decided", s->n.decided);
 	json_kv_uint(&j, "imported", s->n.imported);
 	json_key(&j, "states");

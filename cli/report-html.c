@@ -644,8 +644,8 @@ static void section_libc(FILE *f, const struct report *rep)
 
 		if (note) {
 			fprintf(f, "<p><strong>Note:</strong> <span data-k=\"off_not_held.executables\">%" PRIu64
-				   "</span> executables on this kernel: ",
-				n);
+				   "</span> executable%s on this kernel: ",
+				n, n == 1 ? "" : "s");
 			esc(f, note);
 			fputs(".</p>\n", f);
 		}
@@ -738,7 +738,11 @@ static void section_next(FILE *f, const struct report *rep)
 		fprintf(f, "<p>Stage <strong>%s</strong> is passed over: ",
 			shstk_stage_name((enum shstk_stage)rep->next_skipped));
 		esc(f, rep->next_skipped_why);
-		fputs(". Evidence comes from <code>shstkctl verify</code> runs, which count toward promotion.</p>\n", f);
+		fputs(shstk_kfeats_has(rep->kernel, SHSTK_KFEAT_SHSTK)
+			      ? ". Evidence comes from <code>shstkctl verify</code> runs and, at stage canary, from the "
+				"share's enforced runs, which count toward promotion.</p>\n"
+			      : ".</p>\n",
+		      f);
 	}
 	fprintf(f, "<p>A dry run of <code>shstkctl stage set %s</code> (nothing written): "
 		   "<span data-k=\"next_stage.changes\">%u</span> of <span data-k=\"next_stage.decided\">%u</span> "

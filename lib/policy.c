@@ -1348,8 +1348,8 @@ const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shst
 	}
 	if (stage == SHSTK_STAGE_CANARY)
 		return "this kernel has no audit mode: the candidates outside this machine's canary share run without "
-		       "a shadow stack, so only the canary share's enforced runs, 'shstkctl verify' runs (and a fleet's "
-		       "verdicts) gather evidence on them, and binaries whose risk signals cap them at audit stay off";
+		       "a shadow stack, so only 'shstkctl verify' runs (and a fleet's verdicts) gather evidence on "
+		       "those, and binaries whose risk signals cap them at audit stay off";
 	return "this kernel has no audit mode: the candidates that stage enforce-verified audits run without a "
 	       "shadow stack, so only 'shstkctl verify' runs (and a fleet's verdicts) gather evidence on them, and "
 	       "binaries whose risk signals cap them at audit stay off";
@@ -1422,6 +1422,21 @@ bool shstk_policy_canary_selected(const struct shstk_policy *p, const char *key)
 		return true;
 	h = fnv1a(fnv1a(0xcbf29ce484222325ULL, seed), "\n");
 	return fnv1a(h, key) % 10000 < p->canary_share * 100u;
+}
+
+const char *shstk_policy_canary_note(const struct shstk_policy *p, enum shstk_stage stage)
+{
+	const char *seed = p->canary_seed ? p->canary_seed : p->machine_id;
+
+	if (stage != SHSTK_STAGE_CANARY)
+		return NULL;
+	if (p->canary_share == 0)
+		return "stage canary with canary-share = 0: no binary is in this machine's share, so the stage "
+		       "decides as enforce-verified";
+	if (!seed[0])
+		return "stage canary without a seed (no /etc/machine-id and no [policy] canary-seed): no binary is in "
+		       "this machine's share, so the stage decides as enforce-verified";
+	return NULL;
 }
 
 static bool rule_matches(const struct shstk_policy_rule *r, const struct shstk_policy_subject *s)

@@ -227,6 +227,9 @@ int shstk_stage_next(enum shstk_stage s);
 /* Whether this machine's canary share holds @key (a build's identity):
  * hash(seed, key) below canary-share; never without a seed. */
 bool shstk_policy_canary_selected(const struct shstk_policy *p, const char *key);
+/* At @stage canary, why this machine's share is empty (no seed, a share of
+ * 0): the stage then decides as enforce-verified.  NULL otherwise. */
+const char *shstk_policy_canary_note(const struct shstk_policy *p, enum shstk_stage stage);
 int shstk_state_from_name(const char *name);
 
 struct shstk_kfeats; /* kfeat.h */

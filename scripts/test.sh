@@ -10,14 +10,12 @@
 #   3. the emulators and the other cached inputs (scripts/ci-prepare.d/), which
 #      some host tests read too (the CET glibc)
 #   4. host tests in a build matrix: {gcc, clang} x {plain, ASan+UBSan}, -Werror
-#      (suites unit, integration, kernel; fuzz in the clang build)
+#      (suite unit in all four, integration in gcc and clang-asan, kernel in
+#      gcc, fuzz in clang)
 #   5. the emulator lanes (QEMU TCG and Bochs 3.0 CET emulation), two at a
 #      time: each emulator is single-threaded
 #   6. the newcomer lane (tests/newcomer/run): main.sh and test.sh --list in
-#      a fresh minbase Debian 12 root; it needs nothing of the run and is
-#      mostly downloads and dpkg, so it runs in the background from the
-#      start of phase 2 (so do the prepare steps marked "ci-step:
-#      background", from their turn until the emulator lanes)
+#      a fresh minbase Debian 12 root
 # Every step prints its start time and what it took; the summary lists them.
 #
 #   ./scripts/test.sh          all of it
@@ -69,50 +67,6 @@ run_step() {
 		extra_fail=$((extra_fail + 1)); echo "FAIL: $name (exit $rc, log $art/$name.log)"
 	fi
 	return $rc
-}
-
-# A step that needs little CPU (debootstrap, downloads, dpkg) runs beside the
-# CPU-bound builds: started here, its output in $art/NAME.log, joined with
-# bg_join, which prints and counts it as run_step does.
-bg_names=""
-bg_start() {
-	name=$1
-	shift
-	printf '\n==== %s ==== (started in the background, %s, +%d s)\n' "$name" \
-		"$(date -u +%H:%M:%S)" $(($(date +%s) - t_start))
-	(
-		b=$(date +%s)
-		"$@" >"$art/$name.log" 2>&1
-		echo "$? $(($(date +%s) - b))" >"$art/$name.bg"
-	) &
-	eval "bg_pid_$(echo "$name" | tr -c 'A-Za-z0-9\n' _)=$!"
-	bg_names="$bg_names $name"
-}
-
-bg_join() {
-	name=$1
-	var=bg_pid_$(echo "$name" | tr -c 'A-Za-z0-9\n' _)
-	eval "pid=\${$var:-}"
-	[ -n "$pid" ] || return 0
-	wait "$pid"
-	eval "$var="
-	read -r rc secs <"$art/$name.bg" || { rc=1 secs=0; }
-	printf '\n==== %s ==== (background step joined, %s, +%d s)\n' "$name" \
-		"$(date -u +%H:%M:%S)" $(($(date +%s) - t_start))
-	step_times="$step_times$(printf '%6d s  %s (in the background)' "$secs" "$name")
-"
-	tail -n 25 "$art/$name.log"
-	if [ "$rc" -eq 0 ]; then
-		extra_pass=$((extra_pass + 1)); echo "PASS: $name"
-	elif [ "$rc" -eq 77 ]; then
-		extra_skip=$((extra_skip + 1)); echo "SKIP: $name"
-	else
-		extra_fail=$((extra_fail + 1)); echo "FAIL: $name (exit $rc, log $art/$name.log)"
-	fi
-}
-
-bg_join_all() {
-	for n in $bg_names; do bg_join "$n"; done
 }
 
 step "packages"
@@ -168,10 +122,6 @@ matrix_build() {
 # test_libc.sh), which on a cold cache would otherwise run before it exists.
 # None of these steps needs a build of the project.
 if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
-	# The newcomer lane needs nothing of this run (it builds its own clone in
-	# a root of its own) and mostly downloads and unpacks: it runs beside
-	# the kernel and emulator builds and is joined at the end.
-	bg_start newcomer tests/newcomer/run
 	if [ -x kernel-patches/build ]; then
 		run_step kernel-build kernel-patches/build
 	fi
@@ -180,32 +130,24 @@ if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
 	fi
 	# Further cached inputs of the emulator lanes (a second kernel, guest
 	# images): each executable here is one step, run in name order, its
-	# output in test-artifacts/<name>.log. One with the line
-	# "# ci-step: background" starts at its turn and runs beside what
-	# follows; the emulator lanes wait for it.
+	# output in test-artifacts/<name>.log.
 	for prep in scripts/ci-prepare.d/*; do
 		[ -x "$prep" ] || continue
-		if grep -qx '# ci-step: background' "$prep"; then
-			bg_start "$(basename "$prep")" "$prep"
-		else
-			run_step "$(basename "$prep")" "$prep"
-		fi
+		run_step "$(basename "$prep")" "$prep"
 	done
 fi
 
 matrix_build gcc gcc none unit integration kernel
 if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
-	matrix_build gcc-asan gcc address,undefined unit integration
-	# plain clang: its warnings and the fuzzers; the integration suite runs
-	# in the other three builds, clang's own under ASan+UBSan
+	# The integration suite runs in two builds, plain gcc and clang with
+	# ASan+UBSan; the other two build everything with -Werror and run the
+	# unit tests (gcc's sanitizers) and the fuzzers (clang) (issue 28: the
+	# cold run's budget)
+	matrix_build gcc-asan gcc address,undefined unit
 	matrix_build clang clang none unit fuzz
 	matrix_build clang-asan clang address,undefined unit integration
 
 	if [ -f tests/emu/meson.build ]; then
-		# the lanes' inputs that were built in the background
-		for n in $bg_names; do
-			[ "$n" = newcomer ] || bg_join "$n"
-		done
 		step "emulator lanes"
 		# the host tests' log must not pass for the lanes' when meson
 		# writes none (a lane's dependency failing to build: exit 125)
@@ -221,9 +163,10 @@ if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
 	fi
 fi
 
-# The newcomer lane (the README's two commands in a Debian 12 nobody
-# prepared), started at the beginning, and whatever else still runs.
-bg_join_all
+# The newcomer lane: the README's two commands in a Debian 12 nobody prepared.
+if [ "${SHSTK_TEST_QUICK:-0}" != 1 ]; then
+	run_step newcomer tests/newcomer/run
+fi
 
 step "summary"
 printf 'Time per step (%d s in all):\n%s' $(($(date +%s) - t_start)) "$step_times"

@@ -189,7 +189,14 @@ model dryrun "$work/dryrun-canary.json" canary
 sed 's/^canary-share = 50$/canary-share = 100/' "$work/policy.conf" >"$work/policy-canary-all.conf"
 golden_check dryrun-canary-all "$ctl" --db "$db" stage set canary --dry-run --policy "$work/policy-canary-all.conf"
 sed 's/^canary-share = 50$/canary-share = 0/' "$work/policy.conf" >"$work/policy-canary-none.conf"
-"$ctl" --db "$db" stage set canary --dry-run --format=json --policy "$work/policy-canary-none.conf" >"$work/dryrun-canary-none.json"
+"$ctl" --db "$db" stage set canary --dry-run --format=json --policy "$work/policy-canary-none.conf" \
+	>"$work/dryrun-canary-none.json" 2>"$work/dryrun-canary-none.err"
+if grep -q "^shstkctl: stage set --dry-run: note: stage canary with canary-share = 0: no binary is in this machine's share" \
+	"$work/dryrun-canary-none.err"; then
+	echo "ok: canary with a share of 0: the dry run says the share is empty"
+else
+	echo "FAIL: canary with a share of 0: no note on stderr: $(cat "$work/dryrun-canary-none.err")"; fail=1
+fi
 # a share of 0: the decisions of enforce-verified, binary by binary
 if python3 - "$work/dryrun-canary-none.json" "$work/dryrun-enforce-verified-json.raw" <<'PY2'
 import json, sys

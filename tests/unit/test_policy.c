@@ -573,14 +573,18 @@ static void test_policy_canary(void **state)
 
 	assert_non_null(p);
 	p->stage = SHSTK_STAGE_CANARY;
-	/* no seed at all: no machine is in any share */
+	/* no seed at all: no machine is in any share, and a note says so */
 	p->machine_id[0] = 0;
 	assert_false(shstk_policy_canary_selected(p, "build-id:00aa"));
+	assert_non_null(strstr(shstk_policy_canary_note(p, SHSTK_STAGE_CANARY), "without a seed"));
+	assert_null(shstk_policy_canary_note(p, SHSTK_STAGE_ENFORCE_VERIFIED));
 	p->canary_seed = strdup("machine-a");
 	assert_non_null(p->canary_seed);
 	p->canary_share = 0;
 	assert_false(shstk_policy_canary_selected(p, "build-id:00aa"));
+	assert_non_null(strstr(shstk_policy_canary_note(p, SHSTK_STAGE_CANARY), "canary-share = 0"));
 	p->canary_share = 100;
+	assert_null(shstk_policy_canary_note(p, SHSTK_STAGE_CANARY));
 	assert_true(shstk_policy_canary_selected(p, "build-id:00aa"));
 	assert_false(shstk_policy_canary_selected(p, ""));
 	assert_false(shstk_policy_canary_selected(p, NULL));
@@ -673,6 +677,10 @@ static void test_policy_canary_parse(void **state)
 	assert_int_equal(errs.n, 1);
 	parse_bad("[policy]\ncanary-share = 10%\n", &errs);
 	assert_int_equal(errs.n, 1);
+	parse_bad("[policy]\ncanary-seed =\n", &errs);
+	assert_int_equal(errs.n, 1);
+	/* the parser's own rule for every key: an empty seed is no seed */
+	assert_non_null(strstr(errs.e[0].msg, "empty value for 'canary-seed'"));
 
 	/* the rollout's order, canary after enforce-verified */
 	assert_int_equal(shstk_stage_next(SHSTK_STAGE_OFF), SHSTK_STAGE_AUDIT);
