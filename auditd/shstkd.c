@@ -456,6 +456,7 @@ static void reload_policy(struct shstkd *d)
 		shstk_policy_free(p);
 		return;
 	}
+	(void)shstk_policy_resolve_stage(p, &d->kernel);
 	shstk_policy_free(d->policy);
 	d->policy = p;
 	d->rate.per_identity = p->runs_per_identity_hour;
@@ -589,6 +590,10 @@ static void check_stage(struct shstkd *d)
 	const char *problem;
 	bool fatal;
 
+	/* resolved already (run(), reload_policy()): this says what it chose */
+	problem = shstk_policy_resolve_stage(d->policy, &d->kernel);
+	if (problem && stage == d->policy->stage)
+		shstkd_log(d, LOG_NOTICE, "%s", problem);
 	problem = shstk_stage_kernel_problem(stage, &d->kernel, &fatal);
 	if (problem)
 		shstkd_log(d, fatal ? LOG_WARNING : LOG_NOTICE, "stage %s: %s", shstk_stage_name(stage), problem);
@@ -599,7 +604,6 @@ static bool say_kernel(struct shstkd *d)
 	char sum[512];
 	bool shstk;
 
-	(void)shstk_kfeat_probe(&d->kernel);
 	shstk = shstk_kfeats_has(&d->kernel, SHSTK_KFEAT_SHSTK);
 	shstkd_log(d, shstk ? LOG_INFO : LOG_NOTICE, "kernel: %s%s", shstk_kfeats_summary(&d->kernel, sum, sizeof(sum)),
 		   shstk ? "" : ": no violation can happen; process starts are still counted");
@@ -673,6 +677,9 @@ static int run(struct shstkd *d)
 		shstkd_log(d, LOG_ERR, "event loop: %s", strerror(-r));
 		return r;
 	}
+	/* The kernel decides what "stage = auto" means: before the first publication */
+	(void)shstk_kfeat_probe(&d->kernel);
+	(void)shstk_policy_resolve_stage(d->policy, &d->kernel);
 	sd_notify(0, "STATUS=deciding");
 	d->dirty_all = true;
 	publish_now(d); /* the allowlist exists before anyone waits on us */

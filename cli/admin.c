@@ -41,7 +41,7 @@ int admin_stage_override_get(struct shstk_db *db, enum shstk_stage *ret)
 	return 1;
 }
 
-int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin_policy *ret)
+int admin_policy_load_or_log(struct shstkctl *ctl, const char *path, struct shstk_db *db, struct admin_policy *ret)
 {
 	enum shstk_stage st;
 	int r;
@@ -59,6 +59,9 @@ int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin
 	} else {
 		snprintf(ret->source, sizeof(ret->source), "%s", path ? path : POLICY_PATH);
 	}
+	/* "stage = auto" follows the kernel (--kernel-features, else this one's) */
+	if (ret->p->stage_auto)
+		ret->auto_note = shstk_policy_resolve_stage(ret->p, shstkctl_kernel(ctl));
 	ret->file_stage = ret->p->stage;
 	if (!db)
 		return SHSTKCTL_EXIT_OK;
@@ -131,6 +134,9 @@ void admin_stage_json(struct json *j, const struct admin_policy *ap)
 	json_kv_string(j, "stage_source", ap->overridden ? "override" : "policy");
 	json_kv_string(j, "policy", ap->source);
 	json_kv_string(j, "policy_stage", shstk_stage_name(ap->file_stage));
+	/* only for "stage = auto": what it chose for this kernel */
+	if (ap->auto_note)
+		json_kv_string(j, "policy_stage_auto", ap->auto_note);
 }
 
 void admin_kernel_json(struct json *j, const struct shstk_kfeats *k, enum shstk_stage stage)

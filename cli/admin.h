@@ -34,11 +34,13 @@ struct admin_policy {
 	bool builtin;             /* no policy file: the built-in default */
 	enum shstk_stage file_stage; /* what the file (or the default) says */
 	bool overridden;          /* p->stage comes from ADMIN_META_STAGE */
+	const char *auto_note;    /* "stage = auto": what it chose for the kernel and why, else NULL */
 };
 
 /* --policy FILE, else SHSTK_SYSCONFDIR/policy.conf, else the built-in default;
- * then the stage override of @db (may be NULL).  Prints errors; returns an exit code. */
-int admin_policy_load_or_log(const char *path, struct shstk_db *db, struct admin_policy *ret);
+ * "stage = auto" resolved for shstkctl_kernel(@ctl); then the stage override
+ * of @db (may be NULL).  Prints errors; returns an exit code. */
+int admin_policy_load_or_log(struct shstkctl *ctl, const char *path, struct shstk_db *db, struct admin_policy *ret);
 void admin_policy_done(struct admin_policy *ap);
 
 /* Opens the database read-write for a change, but never creates it: a fresh

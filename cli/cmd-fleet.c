@@ -124,7 +124,7 @@ static int do_ingest(struct shstkctl *ctl, const char *journal, const char *poli
 	r = shstkctl_open_db(ctl, 0, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(policy, db, &ap);
+	r = admin_policy_load_or_log(ctl, policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK) {
 		shstk_db_close(db);
 		return r;
@@ -248,7 +248,7 @@ out:
  * "MACHINE-ID KEY HOSTNAME"; --new creates the key first (never over an
  * existing one: the collector would reject every entry signed since).
  */
-static int do_key(const char *policy, const char *key_path, bool create)
+static int do_key(struct shstkctl *ctl, const char *policy, const char *key_path, bool create)
 {
 	struct admin_policy ap = {};
 	uint8_t key[SHSTK_FLEET_KEY_LEN];
@@ -257,7 +257,7 @@ static int do_key(const char *policy, const char *key_path, bool create)
 	const char *path;
 	int r;
 
-	r = admin_policy_load_or_log(policy, NULL, &ap);
+	r = admin_policy_load_or_log(ctl, policy, NULL, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	path = key_path ? key_path : ap.p->fleet_key;
@@ -506,7 +506,7 @@ int cmd_fleet(int argc, char **argv, struct shstkctl *ctl)
 	if (strcmp(sub, "key") == 0) {
 		if (journal)
 			return shstkctl_usage_error("fleet", "key takes no --journal");
-		return do_key(policy, key, create);
+		return do_key(ctl, policy, key, create);
 	}
 	if (strcmp(sub, "report") == 0) {
 		if (journal)

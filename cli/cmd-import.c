@@ -334,7 +334,7 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 	r = shstkctl_open_db(ctl, 0, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(policy, db, &ap);
+	r = admin_policy_load_or_log(ctl, policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK) {
 		shstk_db_close(db);
 		return r;

@@ -134,6 +134,9 @@ static int show_table(const struct shstkctl *ctl, const struct admin_policy *ap,
 	if (ap->overridden)
 		printf("# stage %s: set with 'shstkctl stage set' in %s; the policy says %s\n",
 		       shstk_stage_name(ap->p->stage), shstkctl_db_path(ctl), shstk_stage_name(ap->file_stage));
+	else if (ap->auto_note)
+		printf("# %s (%s%s)\n", ap->auto_note,
+		       have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path(ctl));
 	else
 		printf("# stage %s: from the policy (%s%s)\n", shstk_stage_name(ap->p->stage),
 		       have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path(ctl));
@@ -239,7 +242,7 @@ static int policy_show(struct shstkctl *ctl, int argc, char **argv)
 	r = open_db_if_any(ctl, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(path, db, &ap);
+	r = admin_policy_load_or_log(ctl, path, db, &ap);
 	if (r == SHSTKCTL_EXIT_OK)
 		r = fmt == SHSTKCTL_FORMAT_JSON ? show_json(ctl, &ap, db) : show_table(ctl, &ap, db);
 	admin_policy_done(&ap);

@@ -268,7 +268,7 @@ int cmd_ps(int argc, char **argv, struct shstkctl *ctl)
 		return shstkctl_usage_error("ps", "unexpected argument '%s'", argv[optind]);
 	if (!al_path) {
 		/* The policy only names the allowlist here: the stage does not matter. */
-		r = admin_policy_load_or_log(policy, NULL, &ap);
+		r = admin_policy_load_or_log(ctl, policy, NULL, &ap);
 		if (r != SHSTKCTL_EXIT_OK)
 			return r;
 		al_path = ap.p->allowlist;

@@ -752,7 +752,8 @@ static void print_table(const struct report *rep, const char *db_path)
 
 		printf("kernel: %s%s\n", shstk_kfeats_summary(rep->kernel, sum, sizeof(sum)),
 		       rep->kernel->stated ? " [stated with --kernel-features]" : "");
-		printf("stage: %s\n", shstk_stage_name(rep->ap->p->stage));
+		printf("stage: %s%s\n", shstk_stage_name(rep->ap->p->stage),
+		       rep->ap->auto_note && !rep->ap->overridden ? " (the policy's stage auto, for this kernel)" : "");
 		if (why)
 			printf("%s: %s\n", fatal ? "problem" : "note", why);
 		if (rep->next_skipped >= 0)
@@ -1245,7 +1246,7 @@ int cmd_report(int argc, char **argv, struct shstkctl *ctl)
 	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(o.policy, db, &ap);
+	r = admin_policy_load_or_log(ctl, o.policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		goto out;
 	r = collect(db, &o, &ap, shstkctl_kernel(ctl), &rep);

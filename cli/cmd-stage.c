@@ -243,8 +243,12 @@ static int show(struct shstkctl *ctl, struct shstk_db *db, const struct admin_po
 		json_array_open(&j);
 	} else {
 		printf("stage %s (%s)\n", shstk_stage_name(ap->p->stage),
-		       ap->overridden ? "set with 'shstkctl stage set', overrides the policy" : "from the policy");
-		printf("policy %s says %s\n", ap->source, shstk_stage_name(ap->file_stage));
+		       ap->overridden   ? "set with 'shstkctl stage set', overrides the policy"
+		       : ap->auto_note ? "the policy's stage auto, for this kernel"
+				       : "from the policy");
+		printf("policy %s says %s\n", ap->source, ap->auto_note ? "auto" : shstk_stage_name(ap->file_stage));
+		if (ap->auto_note && !ap->overridden)
+			printf("note: %s\n", ap->auto_note);
 		problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
 		if (problem)
 			printf("%s: %s\n", fatal ? "problem" : "note", problem);
@@ -376,6 +380,9 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 		if (optind + 2 != argc)
 			return shstkctl_usage_error("stage", "stage set wants one STAGE");
 		to = shstk_stage_from_name(argv[optind + 1]);
+		if (to < 0 && strcmp(argv[optind + 1], "auto") == 0)
+			return shstkctl_usage_error("stage", "auto is no stage but a policy's choice of one: "
+							     "'stage unset' returns to the policy's stage");
 		if (to < 0)
 			return shstkctl_usage_error("stage",
 						    "unknown stage '%s' (off, audit, enforce-verified, canary, enforce-marked)",
@@ -400,7 +407,7 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 		r = admin_open_db_rw_or_log(ctl, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(o.policy, db, &ap);
+	r = admin_policy_load_or_log(ctl, o.policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		goto out;
 	if (strcmp(verb, "set") == 0 && shstk_policy_canary_note(ap.p, (enum shstk_stage)to))

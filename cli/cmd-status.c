@@ -226,9 +226,13 @@ static void print_table(const struct status *s, const struct admin_policy *ap, c
 	bool fatal;
 
 	printf("stage       %s (%s)\n", shstk_stage_name(ap->p->stage),
-	       ap->overridden ? "override set with 'shstkctl stage set'" : "from the policy");
+	       ap->overridden	? "override set with 'shstkctl stage set'"
+	       : ap->auto_note ? "the policy's stage auto, for this kernel"
+			       : "from the policy");
 	printf("policy      %s%s%s\n", ap->source, ap->overridden ? ", which says " : "",
-	       ap->overridden ? shstk_stage_name(ap->file_stage) : "");
+	       !ap->overridden ? "" : ap->auto_note ? "auto" : shstk_stage_name(ap->file_stage));
+	if (ap->auto_note && !ap->overridden)
+		printf("%-11s %s\n", "note", ap->auto_note);
 	printf("database    %s\n", s->db_path);
 	printf("kernel      %s\n", shstkctl_kernel_summary(ctl, k, sizeof(k)));
 	problem = shstk_stage_kernel_problem(ap->p->stage, shstkctl_kernel(ctl), &fatal);
@@ -396,7 +400,7 @@ int cmd_status(int argc, char **argv, struct shstkctl *ctl)
 	r = shstkctl_open_db(ctl, SHSTK_DB_READONLY, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(policy, db, &ap);
+	r = admin_policy_load_or_log(ctl, policy, db, &ap);
 	if (r != SHSTKCTL_EXIT_OK)
 		goto out;
 	if (!al_path)

@@ -231,7 +231,7 @@ int shstkctl_override_main(struct shstkctl *ctl, const char *cmd, int argc, char
 	r = admin_open_db_rw_or_log(ctl, &db);
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
-	r = admin_policy_load_or_log(o.policy, db, &ap);
+	r = admin_policy_load_or_log(ctl, o.policy, db, &ap);
 	if (r == SHSTKCTL_EXIT_OK)
 		r = apply(ctl, cmd, &o, db, value);
 	if (r == SHSTKCTL_EXIT_OK)

@@ -419,6 +419,8 @@ static void section_glance(FILE *f, const struct report *rep)
 	if (ap->overridden)
 		fprintf(f, "set with <code>shstkctl stage set</code> over the policy, which says <strong>%s</strong>.",
 			shstk_stage_name(ap->file_stage));
+	else if (ap->auto_note)
+		fputs("which the policy's <code>stage = auto</code> chose for this kernel.", f);
 	else
 		fputs("from the policy.", f);
 	fputs(" Policy in force: <code>", f);

@@ -166,6 +166,7 @@ struct shstk_policy *shstk_policy_default(void)
 	if (!p)
 		return NULL;
 	p->stage = SHSTK_STAGE_AUDIT;
+	p->stage_auto = true;
 	p->dlopen_unmarked = SHSTK_DLOPEN_ALLOW_AND_REPORT;
 	p->test_overrides = false;
 	p->file_policy = false;
@@ -866,11 +867,18 @@ static void set_value(struct parse_ctx *c, enum key_id k, const char *v, unsigne
 	int i;
 
 	switch (k) {
-	case K_STAGE:
-		i = parse_choice(c, col, key, v, stage_names, ELEMENTSOF(stage_names));
-		if (i >= 0)
-			p->stage = (enum shstk_stage)i;
+	case K_STAGE: {
+		/* the stages, and "auto", which is none of them */
+		static const char *const stage_values[] = { "off", "audit", "enforce-verified",
+							    "enforce-marked", "canary", "auto" };
+
+		i = parse_choice(c, col, key, v, stage_values, ELEMENTSOF(stage_values));
+		if (i >= 0) {
+			p->stage_auto = i == (int)ELEMENTSOF(stage_values) - 1;
+			p->stage = p->stage_auto ? SHSTK_STAGE_AUDIT : (enum shstk_stage)i;
+		}
 		break;
+	}
 	case K_DLOPEN:
 		i = parse_choice(c, col, key, v, dlopen_names, ELEMENTSOF(dlopen_names));
 		if (i >= 0)
@@ -1283,7 +1291,7 @@ static void print_rule(const struct shstk_policy_rule *r, FILE *f)
 int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 {
 	fprintf(f, "[policy]\n");
-	fprintf(f, "stage = %s\n", stage_names[p->stage]);
+	fprintf(f, "stage = %s\n", p->stage_auto ? "auto" : stage_names[p->stage]);
 	fprintf(f, "dlopen-unmarked = %s\n", dlopen_names[p->dlopen_unmarked]);
 	fprintf(f, "test-overrides = %s\n", p->test_overrides ? "yes" : "no");
 	/* Only when on: every printed policy before the key existed stays the same. */
@@ -1320,6 +1328,26 @@ int shstk_policy_print(const struct shstk_policy *p, FILE *f)
 	for (size_t i = 0; i < p->n_rules; i++)
 		print_rule(&p->rules[i], f);
 	return ferror(f) ? -EIO : 0;
+}
+
+const char *shstk_policy_resolve_stage(struct shstk_policy *p, const struct shstk_kfeats *k)
+{
+	enum shstk_kfeat_state shstk = k->state[SHSTK_KFEAT_SHSTK], audit = k->state[SHSTK_KFEAT_AUDIT_MODE];
+
+	if (!p->stage_auto)
+		return NULL;
+	if (shstk == SHSTK_KFEAT_PRESENT && audit == SHSTK_KFEAT_ABSENT) {
+		p->stage = SHSTK_STAGE_ENFORCE_VERIFIED;
+		return "stage auto: enforce-verified, as this kernel has user shadow stacks but no audit mode (stage "
+		       "audit would gather nothing): what 'shstkctl verify' runs or a fleet verified enforces, the "
+		       "rest runs without a shadow stack";
+	}
+	p->stage = SHSTK_STAGE_AUDIT;
+	if (audit == SHSTK_KFEAT_PRESENT)
+		return "stage auto: audit, as this kernel has audit mode";
+	if (shstk == SHSTK_KFEAT_ABSENT)
+		return "stage auto: audit, as this kernel has no user shadow stacks (no stage gathers evidence here)";
+	return "stage auto: audit, as what this kernel has is unknown (its probe could not run)";
 }
 
 const char *shstk_stage_kernel_problem(enum shstk_stage stage, const struct shstk_kfeats *k, bool *fatal)

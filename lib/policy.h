@@ -97,6 +97,10 @@ struct shstk_policy_rule {
 
 struct shstk_policy {
 	enum shstk_stage stage;
+	/* "stage = auto" (the default): audit where the kernel has audit mode,
+	 * enforce-verified where it has shadow stacks but no audit mode
+	 * (shstk_policy_resolve_stage()); stage holds audit until resolved. */
+	bool stage_auto;
 	enum shstk_dlopen_policy dlopen_unmarked;
 	bool test_overrides;
 	bool file_policy;       /* publishing also writes trusted.shstk (engine/filepolicy.h) */
@@ -233,6 +237,15 @@ const char *shstk_policy_canary_note(const struct shstk_policy *p, enum shstk_st
 int shstk_state_from_name(const char *name);
 
 struct shstk_kfeats; /* kfeat.h */
+
+/*
+ * Resolve "stage = auto" for a kernel with @k: audit, unless the kernel has
+ * user shadow stacks but certainly no audit mode (a stock kernel), where
+ * stage audit would gather nothing and enforce-verified is used instead.
+ * Sets p->stage; returns NULL for a policy that names its stage, else one
+ * sentence saying what was chosen and why.
+ */
+const char *shstk_policy_resolve_stage(struct shstk_policy *p, const struct shstk_kfeats *k);
 
 /*
  * What @stage cannot do on a kernel with @k: NULL when nothing, else one

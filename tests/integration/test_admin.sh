@@ -138,6 +138,33 @@ golden_check stock-dryrun-enforce-verified "$ctl_real" --kernel-features=stock -
 golden_check stock-status "$ctl_real" --kernel-features=stock --db "$db" status $P
 golden_check stock-stage-show "$ctl_real" --kernel-features=stock --db "$db" stage show $P
 golden_check kernel-features-bad "$ctl_real" --kernel-features=stock,audit-mode --db "$db" status $P
+# ---- stage auto (the shipped default) follows the kernel: audit with the
+# series, enforce-verified on a stock kernel (audit would gather nothing
+# there), audit where there are no shadow stacks; a stage set overrides it
+sed 's/^stage = audit$/stage = auto/' "$work/policy.conf" >"$work/policy-auto.conf"
+for k in series:audit stock:enforce-verified none:audit; do
+	out=$("$ctl_real" --kernel-features="${k%%:*}" policy show --format=json --db "$work/none.db" \
+		--policy "$work/policy-auto.conf" | python3 -c 'import json,sys; j=json.load(sys.stdin)
+print(j["stage"], j["stage_source"], j["policy_stage"], "|", j.get("policy_stage_auto", "-"))')
+	case "$out" in
+	"${k#*:} policy ${k#*:} | stage auto: ${k#*:}, as "*) echo "ok: stage auto on kernel ${k%%:*}: $out" ;;
+	*) echo "FAIL: stage auto on kernel ${k%%:*}: $out, want ${k#*:}"; fail=1 ;;
+	esac
+done
+out=$("$ctl_real" --kernel-features=stock --db "$db" stage show --policy "$work/policy-auto.conf" | head -n 2)
+case "$out" in
+"stage audit (set with 'shstkctl stage set', overrides the policy)
+policy $work/policy-auto.conf says auto") echo "ok: stage auto under a stage set: the override is in force, the policy says auto" ;;
+*) echo "FAIL: stage auto under a stage set: $out"; fail=1 ;;
+esac
+rc=0
+"$ctl" --db "$db" stage set auto --reason x $P >/dev/null 2>"$work/auto.err" || rc=$?
+if [ "$rc" = 2 ] && grep -q "auto is no stage but a policy's choice of one: 'stage unset'" "$work/auto.err"; then
+	echo "ok: stage set auto is a usage error naming stage unset"
+else
+	echo "FAIL: stage set auto: exit $rc: $(cat "$work/auto.err")"
+	fail=1
+fi
 # without --kernel-features: the running kernel, as lib/kfeat's probe finds it
 probe=$("$SHSTK_BUILDDIR/tests/tools/kfeat-probe" | sed -n 's/^summary: //p')
 said=$("$ctl_real" --db "$db" status --format=json $P | python3 -c 'import json,sys; k=json.load(sys.stdin)["kernel"]; print(k["summary"] if k["source"] == "probed" else "stated?")')

@@ -369,6 +369,19 @@ fi
 printf '[promotion]\nruns-per-identity-hour = 3\n' >"$pol"
 kill -HUP "$pid"
 wait_for 30 has "policy reloaded" "$w/shstkd.log" || { echo "FAIL: policy not reloaded"; fail=1; }
+# That policy names no stage: stage auto, which shstkd resolves for this
+# kernel as lib/kfeat's probe finds it (enforce-verified on a stock kernel
+# with shadow stacks, audit otherwise) and says so
+kfeat=$("$SHSTK_BUILDDIR/tests/tools/kfeat-probe" 2>/dev/null |
+	awk '$1 == "kfeat" && ($2 == "shadow-stacks" || $2 == "audit-mode") { printf "%s ", $3 }')
+want=audit
+[ "$kfeat" = "present absent " ] && want=enforce-verified
+if has "policy reloaded (stage $want)" "$w/shstkd.log" && has "stage auto: $want, as " "$w/shstkd.log"; then
+	echo "ok: the reloaded policy's stage auto is $want on this kernel, and said"
+else
+	echo "FAIL: stage auto not resolved to $want: $(grep -e 'policy reloaded' -e 'stage auto' "$w/shstkd.log" | tail -2)"
+	fail=1
+fi
 mkfifo "$w/nb/flood"
 "$send" "$ev" "$send_id" off 5 <"$w/nb/flood" >"$w/nb/flood.out" &
 exec 7>"$w/nb/flood"

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "kfeat.h"
 #include "policy.h"
 #include "shstk-test.h"
 
@@ -238,7 +239,7 @@ static void test_policy_error_unknown_key(void **state)
 static void test_policy_error_bad_value_column(void **state)
 {
 	expect_error("[policy]\nstage =   enforce\n", 2, 11,
-		     "invalid value 'enforce' for stage: expected off, audit, enforce-verified, enforce-marked or canary");
+		     "invalid value 'enforce' for stage: expected off, audit, enforce-verified, enforce-marked, canary or auto");
 	expect_error("[policy]\ntest-overrides=maybe\n", 2, 16, "expected yes or no");
 	expect_error("[promotion]\nclean-runs = 0\n", 2, 14, "expected a number from 1 to 1000000");
 	expect_error("[promotion]\nclean-runs = 12x\n", 2, 14, "expected a number");
@@ -691,6 +692,61 @@ static void test_policy_canary_parse(void **state)
 	assert_int_equal(shstk_stage_next((enum shstk_stage)9), -1);
 }
 
+/* "stage = auto": parsed, printed back, resolved for each kind of kernel */
+static void test_policy_stage_auto(void **state)
+{
+	_cleanup_policy_ struct shstk_policy *p = parse_ok("[policy]\nstage = auto\n");
+	_cleanup_policy_ struct shstk_policy *named = parse_ok("[policy]\nstage = audit\n");
+	_cleanup_policy_ struct shstk_policy *def = shstk_policy_default();
+	struct shstk_policy_errors errs;
+	struct shstk_kfeats k;
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	char why[128];
+	const char *note;
+
+	assert_non_null(def);
+	assert_true(def->stage_auto);
+	assert_true(p->stage_auto);
+	assert_false(named->stage_auto);
+	assert_int_equal(p->stage, SHSTK_STAGE_AUDIT);
+	assert_non_null(f);
+	assert_int_equal(shstk_policy_print(p, f), 0);
+	fclose(f);
+	assert_non_null(strstr(out, "[policy]\nstage = auto\n"));
+
+	/* a stock kernel: audit would gather nothing */
+	assert_int_equal(shstk_kfeats_parse("stock", &k, why, sizeof(why)), 0);
+	note = shstk_policy_resolve_stage(p, &k);
+	assert_non_null(note);
+	assert_int_equal(p->stage, SHSTK_STAGE_ENFORCE_VERIFIED);
+	assert_non_null(strstr(note, "enforce-verified, as this kernel has user shadow stacks but no audit mode"));
+	/* a policy that names its stage keeps it, on any kernel */
+	assert_null(shstk_policy_resolve_stage(named, &k));
+	assert_int_equal(named->stage, SHSTK_STAGE_AUDIT);
+
+	/* the series: audit; resolving again follows the kernel */
+	assert_int_equal(shstk_kfeats_parse("series", &k, why, sizeof(why)), 0);
+	note = shstk_policy_resolve_stage(p, &k);
+	assert_int_equal(p->stage, SHSTK_STAGE_AUDIT);
+	assert_string_equal(note, "stage auto: audit, as this kernel has audit mode");
+	/* no shadow stacks at all, and a kernel nobody could probe: audit */
+	assert_int_equal(shstk_kfeats_parse("none", &k, why, sizeof(why)), 0);
+	assert_non_null(strstr(shstk_policy_resolve_stage(p, &k), "no user shadow stacks"));
+	assert_int_equal(p->stage, SHSTK_STAGE_AUDIT);
+	memset(&k, 0, sizeof(k));
+	for (unsigned i = 0; i < ELEMENTSOF(k.state); i++)
+		k.state[i] = SHSTK_KFEAT_UNKNOWN;
+	assert_non_null(strstr(shstk_policy_resolve_stage(p, &k), "unknown"));
+	assert_int_equal(p->stage, SHSTK_STAGE_AUDIT);
+
+	/* a wrong value names auto among the choices */
+	parse_bad("[policy]\nstage = automatic\n", &errs);
+	assert_int_equal(errs.n, 1);
+	assert_non_null(strstr(errs.e[0].msg, "canary or auto"));
+}
+
 static void test_policy_names(void **state)
 {
 	/* our risk key names are elfinfo's */
@@ -732,6 +788,7 @@ int main(void)
 		cmocka_unit_test(test_policy_decide_risk_actions),
 		cmocka_unit_test(test_policy_canary),
 		cmocka_unit_test(test_policy_canary_parse),
+		cmocka_unit_test(test_policy_stage_auto),
 		cmocka_unit_test(test_policy_names),
 	};
 
