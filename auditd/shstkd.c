@@ -425,6 +425,26 @@ fail:
 
 static void check_stage(struct shstkd *d);
 
+/*
+ * Resolve the policy's stage auto for the kernel (probed in run()) and say
+ * what it chose, before that is published: a warning when it moved from the
+ * last stage recorded (the kernel changed between boots: a fallback boot
+ * entry, an upgrade), since nobody chose that move.
+ */
+static void resolve_stage(struct shstkd *d, struct shstk_policy *p)
+{
+	_cleanup_free_ char *last = NULL;
+	const char *note = shstk_policy_resolve_stage(p, &d->kernel);
+
+	if (!note || shstk_decide_stage_in_force(d->db, p) != p->stage)
+		return; /* a stage named, or one set with shstkctl */
+	if (shstk_db_stage_last(d->db, &last) > 0 && last && strcmp(last, shstk_stage_name(p->stage)) != 0)
+		shstkd_log(d, LOG_WARNING, "%s; the last stage recorded was %s (name a stage in the policy, or use "
+			   "'shstkctl stage set', to keep one whatever the kernel)", note, last);
+	else
+		shstkd_log(d, LOG_NOTICE, "%s", note);
+}
+
 /* SIGHUP: a policy that does not parse is reported and the old one stays. */
 static void reload_policy(struct shstkd *d)
 {
@@ -456,7 +476,9 @@ static void reload_policy(struct shstkd *d)
 		shstk_policy_free(p);
 		return;
 	}
-	(void)shstk_policy_resolve_stage(p, &d->kernel);
+	/* asked again: a probe that could not run at start says "unknown" */
+	(void)shstk_kfeat_probe(&d->kernel);
+	resolve_stage(d, p);
 	shstk_policy_free(d->policy);
 	d->policy = p;
 	d->rate.per_identity = p->runs_per_identity_hour;
@@ -590,10 +612,6 @@ static void check_stage(struct shstkd *d)
 	const char *problem;
 	bool fatal;
 
-	/* resolved already (run(), reload_policy()): this says what it chose */
-	problem = shstk_policy_resolve_stage(d->policy, &d->kernel);
-	if (problem && stage == d->policy->stage)
-		shstkd_log(d, LOG_NOTICE, "%s", problem);
 	problem = shstk_stage_kernel_problem(stage, &d->kernel, &fatal);
 	if (problem)
 		shstkd_log(d, fatal ? LOG_WARNING : LOG_NOTICE, "stage %s: %s", shstk_stage_name(stage), problem);
@@ -679,7 +697,7 @@ static int run(struct shstkd *d)
 	}
 	/* The kernel decides what "stage = auto" means: before the first publication */
 	(void)shstk_kfeat_probe(&d->kernel);
-	(void)shstk_policy_resolve_stage(d->policy, &d->kernel);
+	resolve_stage(d, d->policy);
 	sd_notify(0, "STATUS=deciding");
 	d->dirty_all = true;
 	publish_now(d); /* the allowlist exists before anyone waits on us */

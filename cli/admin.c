@@ -128,6 +128,15 @@ int admin_redecide_publish_or_log(const struct shstkctl *ctl, struct shstk_db *d
 	return SHSTKCTL_EXIT_OK;
 }
 
+int admin_refuse_stated_auto(const struct shstkctl *ctl, const struct admin_policy *ap, bool auto_in_force)
+{
+	if (!ap->auto_note || !ctl->kernel.stated || !auto_in_force)
+		return SHSTKCTL_EXIT_OK;
+	return shstkctl_error("the policy's stage auto was resolved for the kernel --kernel-features states, but this "
+			      "command publishes decisions for the kernel it runs on: run it without "
+			      "--kernel-features, or name a stage");
+}
+
 void admin_stage_json(struct json *j, const struct admin_policy *ap)
 {
 	json_kv_string(j, "stage", shstk_stage_name(ap->p->stage));

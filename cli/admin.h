@@ -43,6 +43,12 @@ struct admin_policy {
 int admin_policy_load_or_log(struct shstkctl *ctl, const char *path, struct shstk_db *db, struct admin_policy *ret);
 void admin_policy_done(struct admin_policy *ap);
 
+/* --kernel-features judges stages for another kernel; a command that
+ * publishes decides for this one.  When what it publishes would be the
+ * policy's stage auto (@auto_in_force: no override after the command) as
+ * resolved for a stated kernel, prints why not and returns an exit code. */
+int admin_refuse_stated_auto(const struct shstkctl *ctl, const struct admin_policy *ap, bool auto_in_force);
+
 /* Opens the database read-write for a change, but never creates it: a fresh
  * empty database helps nobody, the message says how to fill one.  Returns an exit code. */
 int admin_open_db_rw_or_log(const struct shstkctl *ctl, struct shstk_db **ret);

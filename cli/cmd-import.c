@@ -335,7 +335,11 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(ctl, policy, db, &ap);
+	/* importing re-decides, and the decisions are for this machine */
+	if (r == SHSTKCTL_EXIT_OK)
+		r = admin_refuse_stated_auto(ctl, &ap, !ap.overridden);
 	if (r != SHSTKCTL_EXIT_OK) {
+		admin_policy_done(&ap);
 		shstk_db_close(db);
 		return r;
 	}

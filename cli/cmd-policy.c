@@ -132,8 +132,9 @@ static int show_table(const struct shstkctl *ctl, const struct admin_policy *ap,
 	else
 		printf("# policy from %s\n", ap->source);
 	if (ap->overridden)
-		printf("# stage %s: set with 'shstkctl stage set' in %s; the policy says %s\n",
-		       shstk_stage_name(ap->p->stage), shstkctl_db_path(ctl), shstk_stage_name(ap->file_stage));
+		printf("# stage %s: set with 'shstkctl stage set' in %s; the policy says %s%s%s\n",
+		       shstk_stage_name(ap->p->stage), shstkctl_db_path(ctl), ap->auto_note ? "auto, now " : "",
+		       shstk_stage_name(ap->file_stage), ap->auto_note ? " for this kernel" : "");
 	else if (ap->auto_note)
 		printf("# %s (%s%s)\n", ap->auto_note,
 		       have_db ? "no 'shstkctl stage set' override in " : "no database at ", shstkctl_db_path(ctl));

@@ -423,7 +423,10 @@ int cmd_stage(int argc, char **argv, struct shstkctl *ctl)
 		if (unset)
 			(void)kernel_check(ctl, ap.file_stage, "unset", false);
 
-		r = record(ctl, db, &ap, unset ? ap.file_stage : (enum shstk_stage)to, unset, o.reason);
+		/* unset returns to the policy's stage, which may be auto */
+		r = admin_refuse_stated_auto(ctl, &ap, unset);
+		if (r == SHSTKCTL_EXIT_OK)
+			r = record(ctl, db, &ap, unset ? ap.file_stage : (enum shstk_stage)to, unset, o.reason);
 		if (r == SHSTKCTL_EXIT_OK)
 			r = admin_redecide_publish_or_log(ctl, db, &ap, o.allowlist);
 	}

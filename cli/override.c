@@ -233,6 +233,8 @@ int shstkctl_override_main(struct shstkctl *ctl, const char *cmd, int argc, char
 		return r;
 	r = admin_policy_load_or_log(ctl, o.policy, db, &ap);
 	if (r == SHSTKCTL_EXIT_OK)
+		r = admin_refuse_stated_auto(ctl, &ap, !ap.overridden);
+	if (r == SHSTKCTL_EXIT_OK)
 		r = apply(ctl, cmd, &o, db, value);
 	if (r == SHSTKCTL_EXIT_OK)
 		r = admin_redecide_publish_or_log(ctl, db, &ap, o.allowlist);

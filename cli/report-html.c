@@ -417,8 +417,8 @@ static void section_glance(FILE *f, const struct report *rep)
 
 	fprintf(f, "<p>The stage is <strong>%s</strong>, ", shstk_stage_name(ap->p->stage));
 	if (ap->overridden)
-		fprintf(f, "set with <code>shstkctl stage set</code> over the policy, which says <strong>%s</strong>.",
-			shstk_stage_name(ap->file_stage));
+		fprintf(f, "set with <code>shstkctl stage set</code> over the policy, which says <strong>%s%s</strong>.",
+			ap->auto_note ? "auto, now " : "", shstk_stage_name(ap->file_stage));
 	else if (ap->auto_note)
 		fputs("which the policy's <code>stage = auto</code> chose for this kernel.", f);
 	else

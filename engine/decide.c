@@ -757,11 +757,17 @@ int shstk_decide_note_stage(struct shstk_db *db, const struct shstk_policy *p, i
 	const char *stage;
 	int r;
 
+	const struct shstk_policy *file;
+
 	if (!db || !p)
 		return -EINVAL;
+	file = p;
 	p = stage_in_force(db, p, &eff);
 	if (!(stage = shstk_stage_name(p->stage)))
 		return -EINVAL;
+	/* the file's stage auto moves with the kernel: say so, not that the policy names it */
+	if (!reason && p == file && p->stage_auto)
+		reason = "the policy's stage auto chose this stage for the kernel it runs on";
 	r = shstk_db_stage_last(db, &last);
 	if (r < 0)
 		return r;

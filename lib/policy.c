@@ -1347,6 +1347,8 @@ const char *shstk_policy_resolve_stage(struct shstk_policy *p, const struct shst
 		return "stage auto: audit, as this kernel has audit mode";
 	if (shstk == SHSTK_KFEAT_ABSENT)
 		return "stage auto: audit, as this kernel has no user shadow stacks (no stage gathers evidence here)";
+	if (shstk == SHSTK_KFEAT_PRESENT)
+		return "stage auto: audit, as whether this kernel has audit mode is unknown (its probe could not run)";
 	return "stage auto: audit, as what this kernel has is unknown (its probe could not run)";
 }
 

@@ -157,6 +157,35 @@ case "$out" in
 policy $work/policy-auto.conf says auto") echo "ok: stage auto under a stage set: the override is in force, the policy says auto" ;;
 *) echo "FAIL: stage auto under a stage set: $out"; fail=1 ;;
 esac
+# What is published runs on this machine's kernel: with stage auto, a
+# command that publishes (stage unset, allow) refuses --kernel-features,
+# whose kernel auto was resolved for; stage show only judges (above)
+cp "$db" "$work/auto.db"
+h_auto=$("$ctl" --db "$work/auto.db" stage show --format=json --policy "$work/policy-auto.conf" |
+	python3 -c 'import json,sys; print(len(json.load(sys.stdin)["history"]))')
+for cmd in "stage unset --reason auto-test" "allow /usr/bin/eligible --reason auto-test"; do
+	# allow is refused once auto is in force: unset here, for this kernel
+	case "$cmd" in
+	allow*) "$ctl_real" --db "$work/auto.db" stage unset --reason auto-test --policy "$work/policy-auto.conf" \
+		--allowlist "$work/auto-here.allowlist" >/dev/null ||
+		{ echo "FAIL: stage unset with stage auto, no --kernel-features"; fail=1; }
+		h_auto=$("$ctl" --db "$work/auto.db" stage show --format=json --policy "$work/policy-auto.conf" |
+			python3 -c 'import json,sys; print(len(json.load(sys.stdin)["history"]))') ;;
+	esac
+	rc=0
+	# shellcheck disable=SC2086 # cmd is a list
+	"$ctl_real" --kernel-features=stock --db "$work/auto.db" $cmd --policy "$work/policy-auto.conf" \
+		--allowlist "$work/auto.allowlist" >"$work/auto.out" 2>&1 || rc=$?
+	h=$("$ctl" --db "$work/auto.db" stage show --format=json --policy "$work/policy-auto.conf" |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)["history"]))')
+	if [ "$rc" = 1 ] && [ ! -e "$work/auto.allowlist" ] && [ "$h" = "$h_auto" ] &&
+		grep -q "stage auto was resolved for the kernel --kernel-features states, but this command publishes" "$work/auto.out"; then
+		echo "ok: ${cmd%% --*} with stage auto and --kernel-features is refused, nothing written"
+	else
+		echo "FAIL: ${cmd%% --*} with stage auto and --kernel-features: exit $rc, history $h_auto -> $h: $(cat "$work/auto.out")"
+		fail=1
+	fi
+done
 rc=0
 "$ctl" --db "$db" stage set auto --reason x $P >/dev/null 2>"$work/auto.err" || rc=$?
 if [ "$rc" = 2 ] && grep -q "auto is no stage but a policy's choice of one: 'stage unset'" "$work/auto.err"; then

@@ -367,6 +367,14 @@ fi
 # from one process are admitted three times (one run: the same process),
 # two are dropped and counted.
 printf '[promotion]\nruns-per-identity-hour = 3\n' >"$pol"
+last_reason_is() {
+	[ "$(count "select new_stage || ': ' || reason from stage_history order by id desc limit 1")" = "$1: $2" ]
+}
+# as if another kernel had booted last time and auto had chosen otherwise
+other=enforce-verified
+[ "$(count "select new_stage from stage_history order by id desc limit 1")" = enforce-verified ] && other=audit
+count "insert into stage_history(time_us, old_stage, new_stage, user, uid, reason)
+	values (1, 'audit', '$other', NULL, -1, 'test: another kernel booted before')"
 kill -HUP "$pid"
 wait_for 30 has "policy reloaded" "$w/shstkd.log" || { echo "FAIL: policy not reloaded"; fail=1; }
 # That policy names no stage: stage auto, which shstkd resolves for this
@@ -376,8 +384,11 @@ kfeat=$("$SHSTK_BUILDDIR/tests/tools/kfeat-probe" 2>/dev/null |
 	awk '$1 == "kfeat" && ($2 == "shadow-stacks" || $2 == "audit-mode") { printf "%s ", $3 }')
 want=audit
 [ "$kfeat" = "present absent " ] && want=enforce-verified
-if has "policy reloaded (stage $want)" "$w/shstkd.log" && has "stage auto: $want, as " "$w/shstkd.log"; then
-	echo "ok: the reloaded policy's stage auto is $want on this kernel, and said"
+wait_for 30 has "the last stage recorded was $other" "$w/shstkd.log" || true
+if has "policy reloaded (stage $want)" "$w/shstkd.log" && has "stage auto: $want, as " "$w/shstkd.log" &&
+	grep -q "stage auto: $want, as .*; the last stage recorded was $other (name a stage" "$w/shstkd.log" &&
+	wait_for 30 last_reason_is "$want" "the policy's stage auto chose this stage for the kernel it runs on"; then
+	echo "ok: the reloaded policy's stage auto is $want on this kernel, said, warned as moved from $other, recorded"
 else
 	echo "FAIL: stage auto not resolved to $want: $(grep -e 'policy reloaded' -e 'stage auto' "$w/shstkd.log" | tail -2)"
 	fail=1
