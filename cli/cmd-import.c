@@ -335,8 +335,10 @@ int cmd_import(int argc, char **argv, struct shstkctl *ctl)
 	if (r != SHSTKCTL_EXIT_OK)
 		return r;
 	r = admin_policy_load_or_log(ctl, policy, db, &ap);
-	/* importing re-decides, and the decisions are for this machine */
-	if (r == SHSTKCTL_EXIT_OK)
+	/* what --publish publishes, and the default database's decisions
+	 * (shstkd publishes them), are for this machine; a packager's or a
+	 * collector's own database may be decided for a stated kernel */
+	if (r == SHSTKCTL_EXIT_OK && (publish || strcmp(shstkctl_db_path(ctl), ctl->db_default) == 0))
 		r = admin_refuse_stated_auto(ctl, &ap, !ap.overridden);
 	if (r != SHSTKCTL_EXIT_OK) {
 		admin_policy_done(&ap);

@@ -13,6 +13,7 @@ static struct shstk_policy *policy(enum shstk_stage stage, unsigned runs, unsign
 
 	assert_non_null(p);
 	p->stage = stage;
+	p->stage_auto = false; /* a policy naming its stage */
 	p->clean_runs = runs;
 	p->distinct_days = days;
 	return p;
