@@ -9,8 +9,11 @@
 # tests/integration/test_symbols.sh, and systemd-journal-remote (its
 # systemd-journal-remote and systemd-journal-upload carry the fleet test's
 # journal entries between simulated machines, tests/integration/test_fleet.sh),
-# and auditd, for its ausearch: lane bochs-records reads the kernel's real
-# records with the audit userspace an administrator would use; iproute2 and
+# and auditd: its version is the audit source kernel-patches/audit-userspace/
+# build patches and builds (dpkg-dev unpacks it; no other build dependency:
+# libcap-ng is configured out), whose ausearch lane bochs-records reads the
+# kernel's real records with, and its own ausearch is the unpatched control
+# of tests/kernel/test_audit_userspace.sh; iproute2 and
 # openssl, the network namespaces and keys of the fleet test (not in a
 # minbase Debian 12: tests/newcomer found them missing).
 # libdw-dev: the symboliser
