@@ -110,16 +110,30 @@ static int copy_name(const struct field *f, const char *const *names, char *buf,
 	return -EBADMSG;
 }
 
-/* arch/x86/kernel/cet.c cp_err[], the only strings the kernel passes as kind. */
-static const char *const kinds[] = { "near ret", "far/iret", "endbranch", "rstorssp", "setssbsy", "unknown", NULL };
-/* compat: kernel patch 0011, fatal only where marked code is involved */
+/*
+ * arch/x86/kernel/cet.c cp_err[], the only faults the kernel names as kind:
+ * series v2 printed those strings quoted, v3 prints one token each
+ * (issue 29 point 3: a value with a space had to be quoted, which audit
+ * userspace's fields never are).  Stored as v2's, the database's words.
+ */
+static const struct {
+	const char *v2, *v3;
+} kinds[] = {
+	{ "near ret", "near_ret" }, { "far/iret", "far_ret" }, { "endbranch", "endbranch" },
+	{ "rstorssp", "rstorssp" }, { "setssbsy", "setssbsy" }, { "unknown", "unknown" },
+};
+/* compat: kernel patch 0013, fatal only where marked code is involved */
 static const char *const modes[] = { "enforce", "audit", "compat", NULL };
 /* killed: SIGSEGV, no handler; signal: SIGSEGV to a handler; resync: audit or compat mode, carried on */
 static const char *const actions[] = { "killed", "signal", "resync", NULL };
+/* site: the count is this site's own; overflow: shared by the sites the table had no room for */
+static const char *const scopes[] = { "site", "overflow", NULL };
 
 /*
  * The type: "type=1704 " (kernel log), "type=UNKNOWN[1704] " or
- * "type=ANOM_ABEND " (auditd log).  0 for a name we do not act on.
+ * "type=ANOM_ABEND " (auditd log); "type=ANOM_CTRL_PROT " where auditd's
+ * libaudit knows the name (the project's audit userspace patch).  0 for a
+ * name we do not act on.
  */
 static int parse_type(const char **pp, const char *end, unsigned *ret)
 {
@@ -220,6 +234,34 @@ static bool key_is(const struct field *f, const char *k)
 	return strlen(k) == f->key_len && memcmp(f->key, k, f->key_len) == 0;
 }
 
+/* v3's "?": the kernel knows no value (an address without a file, no
+ * target outside a near RET).  Never quoted: "?" quoted is a string. */
+static bool is_unknown(const struct field *f)
+{
+	return !f->quoted && f->val_len == 1 && f->val[0] == '?';
+}
+
+/* kind=: v2's quoted names or v3's tokens, never one in the other's form. */
+static int parse_kind(const struct field *f, struct shstk_audit_record *r)
+{
+	for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+		const char *name = f->quoted ? kinds[i].v2 : kinds[i].v3;
+
+		if (strlen(name) == f->val_len && memcmp(name, f->val, f->val_len) == 0) {
+			snprintf(r->kind, sizeof(r->kind), "%s", kinds[i].v2);
+			r->v3 = !f->quoted && r->type == SHSTK_AUDIT_ANOM_CTRL_PROT;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+/* The fields v3 may give as "?" (the addresses and their files); count,
+ * count_scope and the rest always have a value. */
+#define UNKNOWABLE                                                                                      \
+	(SHSTK_AF_TARGET | SHSTK_AF_RET | SHSTK_AF_OBJ | SHSTK_AF_OBJ_OFF | SHSTK_AF_TARGET_OBJ |          \
+	 SHSTK_AF_TARGET_OBJ_OFF | SHSTK_AF_RET_OBJ | SHSTK_AF_RET_OBJ_OFF)
+
 /* Stores one field we know; unknown keys (subj, res, future ones) are skipped. */
 static int store_field(const struct field *f, struct shstk_audit_record *r, const char **why)
 {
@@ -238,7 +280,8 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 		{ "ip_file", SHSTK_AF_OBJ }, { "ip_off", SHSTK_AF_OBJ_OFF },
 		{ "expected", SHSTK_AF_RET }, { "expected_file", SHSTK_AF_RET_OBJ },
 		{ "expected_off", SHSTK_AF_RET_OBJ_OFF }, { "target", SHSTK_AF_TARGET },
-		{ "count", SHSTK_AF_COUNT },
+		{ "target_file", SHSTK_AF_TARGET_OBJ }, { "target_off", SHSTK_AF_TARGET_OBJ_OFF },
+		{ "count", SHSTK_AF_COUNT }, { "count_scope", SHSTK_AF_COUNT_SCOPE },
 	};
 	unsigned bit = 0;
 	uint64_t v;
@@ -250,11 +293,16 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 			bit = known[i].bit;
 	if (!bit)
 		return 0;
-	if (r->have & bit) {
+	if ((r->have | r->unknown) & bit) {
 		*why = "duplicate field";
 		return -EBADMSG;
 	}
 	*why = "bad value";
+	/* "?" is the 1704 record's (v3); ANOM_ABEND's fields are upstream's */
+	if (is_unknown(f) && (bit & UNKNOWABLE) && r->type == SHSTK_AUDIT_ANOM_CTRL_PROT) {
+		r->unknown |= bit;
+		return 0;
+	}
 	switch (bit) {
 	case SHSTK_AF_PID:
 	case SHSTK_AF_TID:
@@ -294,8 +342,9 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 		}
 		break;
 	case SHSTK_AF_OBJ:
-	case SHSTK_AF_RET_OBJ: {
-		char *dst = bit == SHSTK_AF_OBJ ? r->obj : r->ret_obj;
+	case SHSTK_AF_RET_OBJ:
+	case SHSTK_AF_TARGET_OBJ: {
+		char *dst = bit == SHSTK_AF_OBJ ? r->obj : bit == SHSTK_AF_RET_OBJ ? r->ret_obj : r->target_obj;
 
 		rc = decode_untrusted(f, dst, SHSTK_AUDIT_PATH_MAX, &null);
 		if (rc >= 0 && (null || dst[0] != '/'))
@@ -306,12 +355,14 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 	case SHSTK_AF_RET:
 	case SHSTK_AF_RET_OBJ_OFF:
 	case SHSTK_AF_TARGET:
+	case SHSTK_AF_TARGET_OBJ_OFF:
 		rc = f->quoted ? -EBADMSG : parse_0x(f->val, f->val_len, &v);
 		if (rc >= 0)
-			*(bit == SHSTK_AF_OBJ_OFF ? &r->obj_off
-			  : bit == SHSTK_AF_RET	  ? &r->ret
-			  : bit == SHSTK_AF_TARGET ? &r->target
-						   : &r->ret_obj_off) = v;
+			*(bit == SHSTK_AF_OBJ_OFF    ? &r->obj_off
+			  : bit == SHSTK_AF_RET	     ? &r->ret
+			  : bit == SHSTK_AF_TARGET   ? &r->target
+			  : bit == SHSTK_AF_RET_OBJ_OFF ? &r->ret_obj_off
+							: &r->target_obj_off) = v;
 		break;
 	case SHSTK_AF_COUNT:
 		rc = parse_dec(f->val, f->val_len, UINT32_MAX, &v);
@@ -320,6 +371,14 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 		if (rc >= 0)
 			r->count = v;
 		break;
+	case SHSTK_AF_COUNT_SCOPE: {
+		char scope[16];
+
+		rc = f->quoted ? -EBADMSG : copy_name(f, scopes, scope, sizeof(scope));
+		if (rc >= 0)
+			r->count_shared = strcmp(scope, "overflow") == 0;
+		break;
+	}
 	case SHSTK_AF_IP:
 	case SHSTK_AF_SP:
 	case SHSTK_AF_SSP:
@@ -330,7 +389,7 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 											    : &r->error) = v;
 		break;
 	case SHSTK_AF_KIND:
-		rc = f->quoted ? copy_name(f, kinds, r->kind, sizeof(r->kind)) : -EBADMSG;
+		rc = parse_kind(f, r);
 		break;
 	case SHSTK_AF_MODE:
 		rc = f->quoted ? -EBADMSG : copy_name(f, modes, r->mode, sizeof(r->mode));
@@ -351,6 +410,50 @@ static int store_field(const struct field *f, struct shstk_audit_record *r, cons
 	 SHSTK_AF_IP | SHSTK_AF_SP | SHSTK_AF_SSP | SHSTK_AF_ERROR | SHSTK_AF_KIND | SHSTK_AF_MODE |        \
 	 SHSTK_AF_ACTION)
 #define REQUIRED_1701 (SHSTK_AF_PID | SHSTK_AF_UID | SHSTK_AF_COMM | SHSTK_AF_SIG)
+/* Series v3 prints every field in every record: these with a value or "?". */
+#define FIXED_V3 (UNKNOWABLE | SHSTK_AF_COUNT | SHSTK_AF_COUNT_SCOPE)
+
+/* The pairs of an address's file and its offset in it of which one is
+ * unknown and the other not: the kernel resolves both at once. */
+static unsigned unpaired(unsigned unknown)
+{
+	static const unsigned pairs[] = { SHSTK_AF_OBJ | SHSTK_AF_OBJ_OFF,
+					  SHSTK_AF_TARGET_OBJ | SHSTK_AF_TARGET_OBJ_OFF,
+					  SHSTK_AF_RET_OBJ | SHSTK_AF_RET_OBJ_OFF };
+	unsigned wrong = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(pairs); i++)
+		if ((unknown & pairs[i]) && (unknown & pairs[i]) != pairs[i])
+			wrong |= pairs[i];
+	return wrong;
+}
+
+/*
+ * The two layouts do not mix: a record whose kind is v2's quoted string
+ * has no "?" and no count_scope=site (v2 printed count_scope only as
+ * overflow); one whose kind is v3's token has every field of FIXED_V3,
+ * and a file "?" exactly where its offset is.
+ */
+static int check_layout(const struct shstk_audit_record *r, const char **why, unsigned *ret_mask)
+{
+	unsigned wrong;
+
+	if (r->type != SHSTK_AUDIT_ANOM_CTRL_PROT || !(r->have & SHSTK_AF_KIND))
+		return 0;
+	if (r->v3) {
+		wrong = FIXED_V3 & ~(r->have | r->unknown);
+		*why = "v3 record lacks fields";
+		if (!wrong) {
+			wrong = unpaired(r->unknown);
+			*why = "a file without its offset, or an offset without its file";
+		}
+	} else {
+		wrong = r->unknown | ((r->have & SHSTK_AF_COUNT_SCOPE) && !r->count_shared ? SHSTK_AF_COUNT_SCOPE : 0);
+		*why = "v3 value in a v2 record (quoted kind)";
+	}
+	*ret_mask = wrong;
+	return wrong ? -EBADMSG : 0;
+}
 
 static int parse_fields(const char *p, const char *start, const char *end, struct shstk_audit_record *r,
 			struct shstk_err *err)
@@ -358,6 +461,7 @@ static int parse_fields(const char *p, const char *start, const char *end, struc
 	unsigned required = r->type == SHSTK_AUDIT_ANOM_CTRL_PROT ? REQUIRED_1704 : REQUIRED_1701;
 	struct field f;
 	const char *why;
+	unsigned mask;
 	int rc;
 
 	while ((rc = next_field(&p, start, end, &f)) > 0) {
@@ -373,6 +477,10 @@ static int parse_fields(const char *p, const char *start, const char *end, struc
 	}
 	if ((r->have & required) != required) {
 		shstk_err_set(err, "record type %u lacks fields (mask 0x%x)", r->type, required & ~r->have);
+		return -EBADMSG;
+	}
+	if (check_layout(r, &why, &mask) < 0) {
+		shstk_err_set(err, "record type %u: %s (mask 0x%x)", r->type, why, mask);
 		return -EBADMSG;
 	}
 	return 0;
@@ -421,6 +529,11 @@ int shstk_audit_parse(const char *text, size_t len, unsigned nl_type, struct shs
 		return -EBADMSG;
 	*ret = r;
 	return 1;
+}
+
+bool shstk_audit_names_objects(const struct shstk_audit_record *r)
+{
+	return r->type == SHSTK_AUDIT_ANOM_CTRL_PROT && (r->v3 || (r->have & SHSTK_AF_RET));
 }
 
 bool shstk_audit_is_violation(const struct shstk_audit_record *r)

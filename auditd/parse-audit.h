@@ -7,6 +7,12 @@
  *   netlink payload   "audit(SEC.MSEC:SERIAL): key=value ..."   (type from nlmsghdr)
  *   kernel log        "audit: type=1704 audit(SEC.MSEC:SERIAL): ..."
  *   auditd log        "type=UNKNOWN[1704] msg=audit(SEC.MSEC:SERIAL): ..."
+ *                     ("type=ANOM_CTRL_PROT" with the project's audit userspace patch)
+ * and both layouts of the 1704 record: series v2's (kind="near ret" quoted,
+ * unknown addresses and files left out, count_scope= only when shared) and
+ * v3's (kernel-patches/README.md "The ABI"; issue 29 point 3: every field in
+ * every record, "?" where unknown, kind=near_ret one token, count_scope=site
+ * or overflow).
  * No allocation, no logging: the record is untrusted text.
  */
 #ifndef SHSTK_PARSE_AUDIT_H
@@ -57,26 +63,37 @@ enum {
 	/* the return address the RET tried to use, and the site's count */
 	SHSTK_AF_TARGET = 1u << 21,
 	SHSTK_AF_COUNT = 1u << 22,
+	/* the file and offset the target is in (target_file, target_off) */
+	SHSTK_AF_TARGET_OBJ = 1u << 23,
+	SHSTK_AF_TARGET_OBJ_OFF = 1u << 24,
+	SHSTK_AF_COUNT_SCOPE = 1u << 25,
 };
 
 struct shstk_audit_record {
 	unsigned type;          /* 1701 or 1704 */
 	int64_t time_us;        /* audit(SEC.MSEC:...) */
 	uint64_t serial;
-	unsigned have;          /* SHSTK_AF_* */
+	unsigned have;          /* SHSTK_AF_*: the fields with a value */
+	unsigned unknown;       /* SHSTK_AF_*: the fields given as "?" (1704, v3; not in have) */
+	bool v3;                /* a 1704 record of series v3's layout: every field, kind= one token */
 	pid_t pid, tid;
 	uint32_t uid, gid, auid, ses;
 	int sig;
 	uint64_t ip, sp, ssp, error;
 	uint64_t obj_off, ret, ret_obj_off; /* valid with their SHSTK_AF_* bit */
 	uint64_t target;        /* target=: where the faulting RET tried to go */
+	uint64_t target_obj_off; /* valid with SHSTK_AF_TARGET_OBJ_OFF */
 	uint64_t count;         /* count=: the site's violations in the process */
+	bool count_shared;      /* count_scope=overflow: the count of the sites the table had no room for */
 	bool exe_deleted;       /* d_path's " (deleted)" suffix, removed from exe */
 	char comm[SHSTK_AUDIT_COMM_MAX];
 	char exe[SHSTK_AUDIT_PATH_MAX];
 	char obj[SHSTK_AUDIT_PATH_MAX];     /* the file ip is mapped from ("" if absent) */
 	char ret_obj[SHSTK_AUDIT_PATH_MAX]; /* the file the expected return is in */
-	char kind[16];          /* "near ret", "far/iret", ... */
+	char target_obj[SHSTK_AUDIT_PATH_MAX]; /* the file the target is in */
+	/* v2's names whichever layout the record had ("near ret", "far/iret",
+	 * "endbranch", "rstorssp", "setssbsy", "unknown"): the database's */
+	char kind[16];
 	char mode[16];          /* shstk_mode=: "enforce", "audit", "compat" */
 	char action[16];        /* shstk_action=: "killed", "signal", "resync" */
 };
@@ -97,6 +114,13 @@ int shstk_audit_parse(const char *text, size_t len, unsigned nl_type, struct shs
  * every 1704 record, and a 1701 record with sig=11 (a hint).
  */
 bool shstk_audit_is_violation(const struct shstk_audit_record *r);
+
+/*
+ * Whether the kernel that sent @r resolves the files of the addresses
+ * itself (kernel patch 0001: ip_file, ip_off and the others): a v2 record that had
+ * expected=, or any v3 record (its "?" only says this address has no file).
+ */
+bool shstk_audit_names_objects(const struct shstk_audit_record *r);
 
 /* Fills @o from @r (pointers into @r, which must outlive @o). */
 void shstk_audit_to_obs(const struct shstk_audit_record *r, struct shstk_violation_obs *o);

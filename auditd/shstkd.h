@@ -112,9 +112,10 @@ struct shstkd {
 	bool kmsg_have_seq;
 	int64_t boot_us;            /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	bool quit, dirty_all;
-	/* An audit record carried ret= (kernel patch 0006): the kernel names
-	 * the faulting object and the expected return itself, so the maps
-	 * snapshot of each starting process (maps.c) has nothing to add. */
+	/* An audit record carried expected= (series v2), or had v3's fixed
+	 * fields (shstk_audit_names_objects()): the kernel names the faulting
+	 * object and the expected return itself, so the maps snapshot of each
+	 * starting process (maps.c) has nothing to add. */
 	bool kernel_names_objects;
 	uint64_t n_violations, n_runs, n_published, n_ignored;
 	/* Start datagrams: the kernel contradicted them; the process was gone
@@ -207,11 +208,15 @@ struct shstk_census_entry {
 	pid_t pid;
 	char comm[64];
 	char features[128];        /* x86_Thread_features: of the main thread */
-	char locked[128];          /* x86_Thread_features_locked: */
+	char locked[128];          /* x86_Thread_features_locked: the locked bits (not a mode) */
 	bool has_fields;           /* the kernel shows the lines at all */
-	int64_t violations;        /* x86_Thread_shstk_violations: summed over threads, -1 if absent */
+	/* the threads' violation counts summed (lib/procstatus.h: v3's
+	 * shstk_violations files, else v2's status lines), -1 if none visible */
+	int64_t violations;
 	char exe[4096];
 };
 int shstk_census(int (*cb)(const struct shstk_census_entry *e, void *ud), void *ud);
+/* The same of the procfs (or a test's tree of files) at @proc. */
+int shstk_census_at(const char *proc, int (*cb)(const struct shstk_census_entry *e, void *ud), void *ud);
 
 #endif

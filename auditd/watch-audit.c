@@ -34,7 +34,7 @@ static void handle_msg(unsigned type, const char *payload, size_t len, void *ud)
 	}
 	if (r == 0 || !shstk_audit_is_violation(&ar))
 		return;
-	if (ar.have & SHSTK_AF_RET)
+	if (shstk_audit_names_objects(&ar))
 		d->kernel_names_objects = true;
 	shstk_audit_to_obs(&ar, &o);
 	shstkd_violation(d, &o, "netlink");

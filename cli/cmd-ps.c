@@ -38,10 +38,14 @@ static void help(void)
 	      "  ENABLED    x86_Thread_features of /proc/PID/status (shstk, wrss, audit):\n"
 	      "             what the kernel has switched on for the main thread; 'n/a' when\n"
 	      "             the kernel has no shadow-stack support\n"
-	      "  LOCKED     x86_Thread_features_locked\n"
-	      "  VIOL       x86_Thread_shstk_violations (this project's kernel patches):\n"
-	      "             violations survived in audit mode\n"
-	      "  FILEPOL    x86_Thread_shstk_policy (kernel patch 0008): the per-program\n"
+	      "  LOCKED     x86_Thread_features_locked: the features that can no longer\n"
+	      "             change, on or off (the C library locks them all, so 'audit'\n"
+	      "             here is not audit mode: ENABLED says whether that is on)\n"
+	      "  VIOL       the main thread's violation count (this project's kernel\n"
+	      "             series: /proc/PID/shstk_violations in v3, the status line\n"
+	      "             x86_Thread_shstk_violations in v2); 'n/a' where the kernel\n"
+	      "             has none or the reader may not trace the process\n"
+	      "  FILEPOL    x86_Thread_shstk_policy (kernel patch 0009): the per-program\n"
 	      "             policy (off, audit, enforce) the kernel applied at exec from\n"
 	      "             the executable's trusted.shstk, whatever the C library asks;\n"
 	      "             '-' when it applied none (no attribute, a kernel without the\n"
@@ -84,7 +88,8 @@ static void show(char *dst, size_t size, bool shown, const char *v)
 /* The process's name and shadow-stack lines from /proc/PID/status. */
 static void status_fields(long pid, struct proc *p)
 {
-	struct shstk_proc_status st = { .tgid = -1, .violations = -1 }; /* unreadable: nothing shown */
+	/* unreadable: nothing shown; the count from v3's file or v2's line */
+	struct shstk_proc_status st = { .tgid = -1, .violations = -1 };
 
 	if (shstk_proc_status_read((pid_t)pid, 0, &st) == 0)
 		show(p->comm, sizeof(p->comm), true, st.name);
@@ -95,7 +100,7 @@ static void status_fields(long pid, struct proc *p)
 	else
 		show(p->violations, sizeof(p->violations), false, "");
 	/* Absent for a program without a policy as much as on a kernel
-	 * without patch 0008: '-' either way, never 'n/a'. */
+	 * without patch 0009: '-' either way, never 'n/a'. */
 	show(p->file_policy, sizeof(p->file_policy), true, st.file_policy);
 }
 

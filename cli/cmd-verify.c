@@ -103,8 +103,9 @@ static void help(void)
 	      "goes to stderr; the command's own output is left alone.\n"
 	      "\n"
 	      "In audit mode the kernel keeps a violating thread alive and sends no signal;\n"
-	      "violations are then counted from x86_Thread_shstk_violations: (the project's\n"
-	      "kernel) when each thread exits, without addresses.\n"
+	      "violations are then counted from each thread's count when it exits, without\n"
+	      "addresses: /proc/PID/task/TID/shstk_violations (the project's kernel series,\n"
+	      "v3), or x86_Thread_shstk_violations: in its status (v2).\n"
 	      "\n"
 	      "Options:\n"
 	      "  --mode MODE     'enforce' (default) or 'audit' (needs this project's\n"
@@ -460,7 +461,6 @@ static void on_cperr(struct verify_state *s, struct task *t)
 /* Audit mode: the kernel counted violations it survived; recorded without addresses. */
 static void on_exit_stop(struct verify_state *s, struct task *t)
 {
-	struct shstk_proc_status st;
 	struct shstk_violation_obs o;
 	int64_t count, id;
 	bool isnew;
@@ -471,8 +471,10 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	run_record(s, leader_of(s, t));
 	if (strcmp(s->o->mode, "audit") != 0)
 		return;
-	count = shstk_proc_status_read(t->tid, 0, &st) == 0 ? st.violations : -1;
-	if (count <= 0)
+	/* The thread's own count (its task directory: v3's shstk_violations
+	 * file, else v2's status line); -1 when not visible. */
+	if (shstk_proc_violations_read(t->tgid > 0 ? t->tgid : t->tid, t->tgid > 0 ? t->tid : 0, &count) < 0 ||
+	    count <= 0)
 		return;
 	read_text(t->tid, "comm", comm, sizeof(comm));
 	exe_path(t->tgid, exe, sizeof(exe));

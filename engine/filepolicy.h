@@ -2,7 +2,7 @@
 /*
  * The decisions as the kernel's per-program policy: the extended attribute
  * trusted.shstk of each executable ("off", "audit"), which the project's
- * kernel series (kernel-patches/0008) applies at every exec whatever the C
+ * kernel series (kernel-patches/0009) applies at every exec whatever the C
  * library asks.  It is what holds where the preload cannot: glibc >= 2.39
  * enabling and locking in ld.so before any preload, static programs and
  * setuid programs.  An enforce decision removes the attribute: the program

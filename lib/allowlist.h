@@ -69,7 +69,7 @@
 /* Header flags. */
 #define SHSTK_AL_F_OVERRIDES 0x1u    /* honour SHSTK_POLICY in non-secure processes */
 #define SHSTK_AL_F_DLOPEN_REFUSE 0x2u /* refuse unmarked/denied dlopen (default: allow+report) */
-/* enforce in the kernel's compatibility mode (patch 0012): unmarked objects
+/* enforce in the kernel's compatibility mode (patch 0013): unmarked objects
  * may violate and are reported, marked code may not */
 #define SHSTK_AL_F_DLOPEN_COMPAT 0x4u
 #define SHSTK_AL_F_ALL 0x7u

@@ -49,11 +49,11 @@ enum shstk_pl_enabler {
 #define SHSTK_EV_F_ALL_MARKED 0x4000u     /* every loaded object is marked SHSTK */
 #define SHSTK_EV_F_LIBC_MARKED 0x8000u
 #define SHSTK_EV_F_WANTS_ACK 0x10000u     /* the sender waits for a byte back once shstkd has looked */
-#define SHSTK_EV_F_COMPAT 0x20000u        /* enforced in the kernel's compatibility mode (patch 0012) */
+#define SHSTK_EV_F_COMPAT 0x20000u        /* enforced in the kernel's compatibility mode (patch 0013) */
 #define SHSTK_EV_F_MARK_FAILED 0x40000u   /* ... but marking some code PROT_SHSTK_MARKED failed */
 
 /*
- * The kernel's per-program policy (trusted.shstk, kernel patch 0008) as the
+ * The kernel's per-program policy (trusted.shstk, kernel patch 0009) as the
  * sender read it from /proc/thread-self/status (event field "kernel
  * policy", byte 99, reserved and 0 before: 0 is "not reported").
  */

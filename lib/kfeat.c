@@ -15,7 +15,7 @@
  * - the series: DISABLE(AUDIT) and DISABLE(COMPAT) of a clear bit 0 with
  *   nothing logged (audit_control(), compat_control()), -EOPNOTSUPP
  *   without user_shstk; ENABLE(AUDIT) -EPERM in a program whose file says
- *   trusted.shstk=enforce (patch 0008), which exec applies unlogged.
+ *   trusted.shstk=enforce (patch 0009), which exec applies unlogged.
  * So no probe changes a bit that the series would log a change of.
  */
 #include <errno.h>
@@ -34,13 +34,14 @@
 #define ARCH_PRCTL_ENABLE 0x5001
 #define ARCH_PRCTL_DISABLE 0x5002
 #define FEATURE_SHSTK 0x1
-#define FEATURE_AUDIT 0x4  /* the series, patch 0002 */
-#define FEATURE_COMPAT 0x8 /* the series, patch 0012 */
+#define FEATURE_AUDIT 0x4  /* the series, patch 0003 */
+#define FEATURE_COMPAT 0x8 /* the series, patch 0013 */
 
 /*
  * The probe program: ARCH_SHSTK_STATUS into a stack slot; when it worked
  * and a bit of SKIP is among the features (an audit bit inherited across
- * exec, patch 0004), exit 0 at once, so that its DISABLE never clears a set
+ * exec, patch 0005: on v3 only with ARCH_SHSTK_AUDIT_EXEC, always on
+ * series v2), exit 0 at once, so that its DISABLE never clears a set
  * bit (which the series would log); otherwise arch_prctl(OP, FEATURE) and
  * exit with its errno, 0 for success.  No RET anywhere: after
  * ENABLE(SHSTK) nothing returns on the new shadow stack.  Assembled from
@@ -317,7 +318,7 @@ int shstk_kfeats_parse(const char *list, struct shstk_kfeats *ret, char *why, si
 		return -EINVAL;
 	}
 	if (k.state[SHSTK_KFEAT_AUDIT_MODE] != k.state[SHSTK_KFEAT_AUDIT_RECORD]) {
-		snprintf(why, whysize, "audit-mode and audit-record come together (patches 0001 and 0002)");
+		snprintf(why, whysize, "audit-mode and audit-record come together (patches 0001 and 0003)");
 		return -EINVAL;
 	}
 	*ret = k;

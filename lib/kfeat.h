@@ -16,17 +16,17 @@ enum shstk_kfeat {
 	/* arch_prctl(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK) works: the CPU has
 	 * them and the kernel was built with CONFIG_X86_USER_SHADOW_STACK */
 	SHSTK_KFEAT_SHSTK,
-	/* the series' audit mode, ARCH_SHSTK_AUDIT (patch 0002) */
+	/* the series' audit mode, ARCH_SHSTK_AUDIT (patch 0003) */
 	SHSTK_KFEAT_AUDIT_MODE,
 	/* the series' audit record of a user control-protection fault, type
 	 * 1704 (patch 0001): no probe can make the kernel write one without a
-	 * fault, so it is known by audit mode, which is built on it (0002
+	 * fault, so it is known by audit mode, which is built on it (0003
 	 * writes its records through 0001's code) */
 	SHSTK_KFEAT_AUDIT_RECORD,
-	/* the series' compatibility mode, ARCH_SHSTK_COMPAT (patch 0012) */
+	/* the series' compatibility mode, ARCH_SHSTK_COMPAT (patch 0013) */
 	SHSTK_KFEAT_COMPAT_MODE,
 	/* the series' per-program policy at exec from trusted.shstk (patch
-	 * 0008): probed only with CAP_SYS_ADMIN (which setting a trusted.*
+	 * 0009): probed only with CAP_SYS_ADMIN (which setting a trusted.*
 	 * attribute needs) and only where shadow stacks work (the kernel reads
 	 * the attribute on no other CPU) */
 	SHSTK_KFEAT_FILE_POLICY,

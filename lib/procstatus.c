@@ -134,19 +134,118 @@ int shstk_proc_status_read_fd(int fd, struct shstk_proc_status *ret)
 	return 0;
 }
 
-int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret)
+/* The task's directory in @proc: PID, or PID/task/TID.  An fd or -errno. */
+static int open_task_dir(const char *proc, pid_t pid, pid_t tid)
 {
-	_cleanup_close_ int fd = -1;
-	char path[64];
+	char path[PATH_MAX];
+	int n, fd;
 
 	if (tid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+		n = snprintf(path, sizeof(path), "%s/%d/task/%d", proc, (int)pid, (int)tid);
 	else
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		n = snprintf(path, sizeof(path), "%s/%d", proc, (int)pid);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? negerrno() : fd;
+}
+
+/*
+ * Series v3's shstk_violations in the task's directory @dfd, "<n>\n":
+ * 0 and *ret; -ENOENT on a kernel without the file (v2, upstream);
+ * -EACCES (the kernel's ptrace-read check, or the file's mode 0400) or
+ * another -errno when it cannot be read; -EBADMSG when it is not a count.
+ */
+static int read_violations_file(int dfd, int64_t *ret)
+{
+	_cleanup_close_ int fd = openat(dfd, "shstk_violations", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	char buf[32];
+	size_t len = 0;
+	int64_t v;
+
 	if (fd < 0)
 		return negerrno();
-	return shstk_proc_status_read_fd(fd, ret);
+	for (;;) {
+		ssize_t k = read(fd, buf + len, sizeof(buf) - len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return negerrno();
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (len == sizeof(buf))
+			return -EBADMSG; /* 20 digits at most */
+	}
+	if (len < 2 || buf[len - 1] != '\n' || !parse_number(buf, len - 1, INT64_MAX, &v))
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+/* The count of the task at @dfd: the file's; without the file (a kernel
+ * before v3) @line, the status line's; -1 where the file is there but
+ * cannot be read (the reader may not see it) or holds no count. */
+static int64_t violations_of(int dfd, int64_t line)
+{
+	int64_t v;
+	int r = read_violations_file(dfd, &v);
+
+	if (r == 0)
+		return v;
+	return r == -ENOENT ? line : -1;
+}
+
+int shstk_proc_status_read_at(const char *proc, pid_t pid, pid_t tid, struct shstk_proc_status *ret)
+{
+	_cleanup_close_ int dfd = open_task_dir(proc, pid, tid), fd = -1;
+	struct shstk_proc_status st;
+	int r;
+
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, "status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negerrno();
+	r = shstk_proc_status_read_fd(fd, &st);
+	if (r < 0)
+		return r;
+	st.violations = violations_of(dfd, st.violations);
+	*ret = st;
+	return 0;
+}
+
+int shstk_proc_status_read(pid_t pid, pid_t tid, struct shstk_proc_status *ret)
+{
+	return shstk_proc_status_read_at("/proc", pid, tid, ret);
+}
+
+int shstk_proc_violations_read_at(const char *proc, pid_t pid, pid_t tid, int64_t *ret)
+{
+	_cleanup_close_ int dfd = open_task_dir(proc, pid, tid);
+	int64_t v;
+	int r;
+
+	if (dfd < 0)
+		return dfd;
+	r = read_violations_file(dfd, &v);
+	if (r == -ENOENT) {
+		/* v2: the line of the status file, formatted whole for one number */
+		_cleanup_close_ int fd = openat(dfd, "status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		struct shstk_proc_status st;
+
+		v = fd >= 0 && shstk_proc_status_read_fd(fd, &st) == 0 ? st.violations : -1;
+	} else if (r < 0) {
+		v = -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+int shstk_proc_violations_read(pid_t pid, pid_t tid, int64_t *ret)
+{
+	return shstk_proc_violations_read_at("/proc", pid, tid, ret);
 }
 
 bool shstk_proc_features_has(const char *features, const char *word)

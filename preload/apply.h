@@ -133,12 +133,12 @@ static inline __attribute__((always_inline)) void shstk_pl_apply(const struct sh
 	}
 	/*
 	 * What is in force is the kernel's word, not the sum of the answers
-	 * above.  A per-program policy (trusted.shstk, kernel series v2 patch
-	 * 0008) keeps a program in audit mode whatever it asks: the ignored
+	 * above.  A per-program policy (trusted.shstk, kernel series patch
+	 * 0009) keeps a program in audit mode whatever it asks: the ignored
 	 * DISABLE(AUDIT) above fails, the LOCK succeeds, and the enforce
 	 * sequence leaves the process in audit mode.  ARCH_SHSTK_STATUS
 	 * copies the thread's features, the audit bit among them (patch
-	 * 0002).  One call, only where a shadow stack is on and a call was
+	 * 0003).  One call, only where a shadow stack is on and a call was
 	 * made (otherwise the status read before acting still holds); should
 	 * it fail, the sequence's view stands.
 	 */

@@ -126,7 +126,7 @@ void shstk_pl_inspect(const struct dl_phdr_info *info, struct shstk_pl_obj_info 
 }
 
 /*
- * x86 PROT_SHSTK_MARKED (kernel patch 0011): the code of an object marked
+ * x86 PROT_SHSTK_MARKED (kernel patch 0012): the code of an object marked
  * SHSTK, for the kernel's compatibility mode.  The kernel marks only the
  * interpreter (or a static program) at exec; the rest is the loader's job,
  * which glibc's ld.so does not do, so the preload does it.

@@ -28,7 +28,7 @@
 #define SHSTK_ARCH_SHSTK_SHSTK (1ul << 0)
 #define SHSTK_ARCH_SHSTK_WRSS (1ul << 1)
 #define SHSTK_ARCH_SHSTK_AUDIT (1ul << 2)
-#define SHSTK_ARCH_SHSTK_COMPAT (1ul << 3) /* kernel patch 0012 */
+#define SHSTK_ARCH_SHSTK_COMPAT (1ul << 3) /* kernel patch 0013 */
 
 /*
  * glibc's tcbhead_t.feature_1 (sysdeps/x86_64/nptl/tls.h: tcb, dtv, self,

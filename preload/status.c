@@ -4,9 +4,12 @@
  * a time without system calls (preload.c reads the file; the unit test feeds
  * lines): Seccomp:, whether a filter may kill the announcement's socket(),
  * and x86_Thread_shstk_policy:, the per-program policy the kernel applied at
- * exec from trusted.shstk (this project's kernel series, patch 0008:
- * arch/x86/kernel/cpu/proc.c prints it, after x86_Thread_shstk_violations:,
- * only when the program has one, and always to the process itself).
+ * exec from trusted.shstk (this project's kernel series, patch 0009:
+ * arch/x86/kernel/cpu/proc.c prints it after the x86_Thread_* lines, only
+ * when the program has one, and always to the process itself).  Nothing
+ * else of those lines is read: not the violation count (series v2's
+ * x86_Thread_shstk_violations: line, a file of its own in v3), nor the lock
+ * line, whose meaning v3 changed (every locked bit, on or off).
  */
 #include "preload.h"
 #include "sys.h"

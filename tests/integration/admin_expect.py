@@ -67,7 +67,7 @@ STAGE_TABLE = {
 ORDER = {"off": 0, "audit": 1, "enforce": 2}
 RISKS = ["context", "longjmp", "execstack", "textrel", "jit"]
 SOURCES = ["audit", "kmsg", "coredump", "ptrace", "abend"]
-# kernel-patches/0002: only a near or far return can be resumed in audit mode.
+# kernel-patches/0003: only a near or far return can be resumed in audit mode.
 RESUMABLE = {"near ret", "far/iret"}
 SIGSEGV = 11
 
@@ -610,6 +610,20 @@ def proc_field(pid, key):
     return "n/a"
 
 
+def proc_violations(pid):
+    """cmd-ps's VIOL: the kernel series v3's /proc/PID/shstk_violations
+    where there is one ('n/a' when it cannot be read), else v2's status
+    line."""
+    try:
+        with open("/proc/%d/shstk_violations" % pid) as f:
+            v = f.read()
+    except FileNotFoundError:
+        return proc_field(pid, "x86_Thread_shstk_violations")
+    except OSError:
+        return "n/a"
+    return v[:-1] if re.fullmatch(r"[0-9]+\n", v) else "n/a"
+
+
 def marking(path):
     """readelf's view of the GNU property note (cmd-ps's MARKING column)."""
     out = subprocess.run(["readelf", "-n", "--wide", path], capture_output=True, text=True).stdout
@@ -626,8 +640,8 @@ def ps_expect(model, pid, exe):
             "decision": model["stored"][p]["decision"],
             "enabled": proc_field(pid, "x86_Thread_features"),
             "locked": proc_field(pid, "x86_Thread_features_locked"),
-            "violations": proc_field(pid, "x86_Thread_shstk_violations"),
-            # Shown only for a program with a policy (kernel patch 0008):
+            "violations": proc_violations(pid),
+            # Shown only for a program with a policy (kernel patch 0009):
             # absent is '-', never 'n/a'.  Not masked: sleep-copy is a fresh
             # copy without trusted.shstk, so '-' on every kernel.
             "file_policy": proc_field(pid, "x86_Thread_shstk_policy").replace("n/a", "-")}

@@ -13,7 +13,8 @@
 # Here the child is kept in flight by a debuginfod "server" that accepts and
 # never answers (the case the child exists for), a violation comes in by
 # the audit path (tests/tools/audit-feed.so stands in for the kernel's
-# netlink socket: no host kernel makes a control-protection record), a
+# netlink socket: no host kernel makes a control-protection record; one in
+# the kernel series v2's layout and one in v3's, and a malformed v3 one), a
 # followed shell ends while the child waits, and the daemon must live on:
 # record the next run and its end; and at SIGTERM end the child and exit 0.
 set -eu
@@ -134,7 +135,7 @@ wait_for 30 at_least "select count(*) from runs where pid = $first" 1 ||
 	{ echo "FAIL: the held shell's run was not recorded"; cat "$w/shstkd.log"; exit 1; }
 
 # 2. A violation of the stripped program, as the kernel's record says it
-#    (kernel patch 0006 names the object and offset): the child starts
+#    (kernel patch 0001 names the object and offset): the child starts
 #    naming once the allowlist is published, and waits on the server.
 python3 - "$w/audit.sock" "$w/victim" "$ip_off" <<'EOF'
 import socket, struct, sys, time
@@ -152,6 +153,42 @@ if wait_for 30 at_least "select count(*) from violations where pid = 4242" 1; th
 	echo "ok: the fed violation was recorded"
 else
 	echo "FAIL: the fed violation was not recorded"; cat "$w/shstkd.log"; fail=1
+fi
+
+# 2b. The same kind of record in the kernel series v3's layout (issue 29
+#     point 3: every field, "?" where unknown, kind=near_ret), recorded as
+#     v2's is; and a malformed one (target=?x) refused and logged.
+python3 - "$w/audit.sock" "$w/victim" "$ip_off" <<'EOF'
+import socket, struct, sys, time
+path, exe, off = sys.argv[1:]
+t = time.time()
+def send(serial, pid, fields):
+    text = ('audit(%d.%03d:%d): auid=0 uid=0 gid=0 ses=1 pid=%d comm="victim" exe="%s" tid=%d '
+            'ip=0x7f0000005678 sp=0x7ffc00000100 ssp=0x7f0000ffe000 error=0x1 %s'
+            % (int(t), int(t * 1000) % 1000, serial, pid, exe, pid, fields)).encode()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendto(struct.pack("=IHHII", 16 + len(text), 1704, 0, serial, 0) + text, path)
+v3 = ('kind=near_ret target=0x7f0000009abc expected=0x7f0000002000 ip_file="%s" ip_off=%s '
+      'target_file=? target_off=? expected_file=? expected_off=? shstk_mode=audit shstk_action=resync '
+      'count=1 count_scope=site' % (exe, off))
+send(78, 4244, v3)
+send(79, 4245, v3.replace('target=0x7f0000009abc', 'target=?x'))
+EOF
+v3row="near ret|audit|continued|$w/victim|$((ip_off))|$((0x7f0000002000))||1"
+got=
+if wait_for 30 at_least "select count(*) from violations where pid = 4244" 1; then
+	got=$(count "select kind, mode, action, ip_object, ip_offset, ret_addr, ret_object, sources & 1 from violations where pid = 4244")
+fi
+if [ "$got" = "$v3row" ]; then
+	echo "ok: the v3 record was recorded as the kernel said it: $got"
+else
+	echo "FAIL: the v3 record's row: '${got:-none}', want '$v3row'"; cat "$w/shstkd.log"; fail=1
+fi
+if wait_for 30 has "bad record of type 1704" "$w/shstkd.log" &&
+	[ "$(count "select count(*) from violations where pid = 4245")" = 0 ]; then
+	echo "ok: the malformed v3 record was refused and logged"
+else
+	echo "FAIL: the malformed v3 record (target=?x) was not refused"; cat "$w/shstkd.log"; fail=1
 fi
 if wait_for 60 has accepted "$w/stall.log"; then
 	echo "ok: the naming child asks the (silent) debuginfod server"

@@ -549,7 +549,7 @@ static void test_preload_apply_libc_enabled(void **state)
 
 /*
  * A per-program policy of the kernel (trusted.shstk = audit, kernel patch
- * 0008) sets the audit bit at exec and refuses to clear it: the enforce
+ * 0009) sets the audit bit at exec and refuses to clear it: the enforce
  * sequence makes no call that fails but for the ignored DISABLE(AUDIT), and
  * the process runs in audit mode.  That, not the decision, is what is
  * applied.
@@ -978,7 +978,8 @@ static void test_preload_status_kernel_policy(void **state)
 {
 	struct shstk_pl_status st;
 
-	/* Patch 0008's lines, as a process reads its own status. */
+	/* Series v2's lines (the policy line its patch 0008 added, 0009 in v3),
+	 * as a process reads its own status. */
 	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nSeccomp_filters:\t0\n"
 				     "x86_Thread_features:\tshstk audit \n"
 				     "x86_Thread_features_locked:\tshstk audit \n"
@@ -988,6 +989,14 @@ static void test_preload_status_kernel_policy(void **state)
 	assert_false(shstk_pl_status_seccomp_maybe(&st));
 	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_shstk_policy:\toff\n");
 	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_OFF);
+	/* Series v3: no count line (the count is a file of its own), every
+	 * locked bit shown (glibc's ~0 with audit mode off): the same policy */
+	status_feed(&st, STATUS_HEAD "Seccomp:\t2\nSeccomp_filters:\t1\n"
+				     "x86_Thread_features:\tshstk \n"
+				     "x86_Thread_features_locked:\tshstk wrss audit \n"
+				     "x86_Thread_shstk_policy:\tenforce\n");
+	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_ENFORCE);
+	assert_true(shstk_pl_status_seccomp_maybe(&st));
 	/* the last line without its newline (a file cut at the end) */
 	status_feed(&st, STATUS_HEAD "Seccomp:\t0\nx86_Thread_shstk_policy:\tenforce");
 	assert_int_equal(st.kernel_policy, SHSTK_EV_KPOL_ENFORCE);

@@ -56,6 +56,8 @@ static void test_parse_audit_fixtures(void **state)
 	assert_int_equal(each_line("audit-1701-ok.txt", 1), 2);
 	assert_int_equal(each_line("audit-ignored.txt", 0), 4);
 	assert_int_equal(each_line("audit-bad.txt", -EBADMSG), 21);
+	assert_int_equal(each_line("audit-1704-v3-ok.txt", 1), 8);
+	assert_int_equal(each_line("audit-1704-v3-bad.txt", -EBADMSG), 27);
 }
 
 /* Records the patched kernel (series v2) really printed under Bochs CET
@@ -164,6 +166,159 @@ static void test_parse_audit_fields(void **state)
 	assert_false(shstk_audit_is_violation(&r));
 }
 
+/*
+ * Series v3's layout (issue 29 point 3): every field in every record, "?"
+ * where the kernel knows no value, kind= one token, count_scope= always.
+ * Line 1 is the record of kernel-patches/README.md's looping thread as v3
+ * prints it; 2 the overflow site's; 3 a JIT's anonymous code; 4-8 the
+ * other kinds.
+ */
+static void test_parse_audit_v3_fields(void **state)
+{
+	static const char *const kinds[] = { "far/iret", "endbranch", "rstorssp", "setssbsy", "unknown" };
+	struct shstk_audit_record r;
+	struct shstk_violation_obs o;
+
+	(void)state;
+	assert_int_equal(parse_line("audit-1704-v3-ok.txt", 1, &r), 1);
+	assert_int_equal(r.type, 1704);
+	assert_true(r.v3);
+	assert_int_equal(r.serial, 7);
+	assert_true(r.pid == 55 && r.tid == 55);
+	assert_string_equal(r.kind, "near ret"); /* the database's word for near_ret */
+	assert_true(r.ip == 0x4016f4 && r.sp == 0x7ffd569474c0 && r.ssp == 0x7f2da5b70ff0 && r.error == 1);
+	assert_true((r.have & (SHSTK_AF_TARGET | SHSTK_AF_RET)) == (SHSTK_AF_TARGET | SHSTK_AF_RET));
+	assert_true(r.target == 0x4016ff && r.ret == 0);
+	assert_string_equal(r.obj, "/payload/t_records");
+	assert_int_equal(r.obj_off, 0x16f4);
+	assert_string_equal(r.target_obj, "/payload/t_records");
+	assert_int_equal(r.target_obj_off, 0x16ff);
+	/* expected_file=? expected_off=?: known to be unknown, not absent */
+	assert_int_equal(r.unknown, SHSTK_AF_RET_OBJ | SHSTK_AF_RET_OBJ_OFF);
+	assert_false(r.have & (SHSTK_AF_RET_OBJ | SHSTK_AF_RET_OBJ_OFF));
+	assert_string_equal(r.ret_obj, "");
+	assert_true(r.have & SHSTK_AF_COUNT_SCOPE);
+	assert_int_equal(r.count, 1);
+	assert_false(r.count_shared);
+	assert_string_equal(r.mode, "audit");
+	assert_string_equal(r.action, "resync");
+	assert_true(shstk_audit_names_objects(&r));
+	shstk_audit_to_obs(&r, &o);
+	assert_string_equal(o.kind, "near ret");
+	assert_string_equal(o.action, "continued");
+	assert_string_equal(o.ip_object, "/payload/t_records");
+	assert_int_equal(o.ip_offset, 0x16f4);
+	assert_int_equal(o.ret_addr, 0);
+	assert_null(o.ret_object);
+
+	/* type=ANOM_CTRL_PROT (audit userspace knows the name), the shared count */
+	assert_int_equal(parse_line("audit-1704-v3-ok.txt", 2, &r), 1);
+	assert_int_equal(r.type, 1704);
+	assert_int_equal(r.pid, 57);
+	assert_int_equal(r.target, 0x402004);
+	assert_true(r.count_shared);
+
+	/* anonymous code: ip and target without a file, the expected return in one */
+	assert_int_equal(parse_line("audit-1704-v3-ok.txt", 3, &r), 1);
+	assert_int_equal(r.unknown, SHSTK_AF_OBJ | SHSTK_AF_OBJ_OFF | SHSTK_AF_TARGET_OBJ | SHSTK_AF_TARGET_OBJ_OFF);
+	assert_int_equal(r.count, 2);
+	assert_true(shstk_audit_names_objects(&r));
+	shstk_audit_to_obs(&r, &o);
+	assert_null(o.ip_object);
+	assert_int_equal(o.ret_addr, 0x55d0c2a1b2c3);
+	assert_string_equal(o.ret_object, "/usr/bin/node"); /* hex-encoded like exe= */
+	assert_int_equal(o.ret_offset, 0x1b2c3);
+
+	/* the other kinds: no target, no expected return (near RET only) */
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(parse_line("audit-1704-v3-ok.txt", 4 + i, &r), 1);
+		assert_string_equal(r.kind, kinds[i]);
+		assert_true(r.unknown & SHSTK_AF_TARGET);
+		assert_true(r.unknown & SHSTK_AF_RET);
+		assert_false(r.have & (SHSTK_AF_TARGET | SHSTK_AF_RET));
+		assert_true(shstk_audit_names_objects(&r)); /* although expected=? */
+		shstk_audit_to_obs(&r, &o);
+		assert_string_equal(o.kind, kinds[i]);
+		assert_string_equal(o.ip_object, "/payload/t_records");
+		assert_int_equal(o.ret_addr, 0);
+		assert_null(o.ret_object);
+	}
+	assert_string_equal(r.mode, "enforce");
+	assert_string_equal(r.action, "killed");
+
+	/* "?" and v3's layout are the 1704 record's; ANOM_ABEND is upstream's
+	 * (found by fuzz_audit: an ABEND with kind=near_ret passed for v3) */
+	{
+		static const char abend[] = "type=ANOM_ABEND msg=audit(1796462706.492:4): auid=0 uid=0 gid=0 ses=1 "
+					    "pid=51 comm=\"t\" exe=\"/t\" sig=11 res=1";
+		char text[sizeof(abend) + 32];
+
+		snprintf(text, sizeof(text), "%s kind=near_ret", abend);
+		assert_int_equal(shstk_audit_parse(text, strlen(text), 0, &r, NULL), 1);
+		assert_int_equal(r.type, 1701);
+		assert_false(r.v3);
+		snprintf(text, sizeof(text), "%s target=?", abend);
+		assert_int_equal(shstk_audit_parse(text, strlen(text), 0, &r, NULL), -EBADMSG);
+	}
+}
+
+/* One fault as v2 printed it and as v3 does: the same observation. */
+static void test_parse_audit_v2_v3_same(void **state)
+{
+	static const char v2[] =
+		"type=UNKNOWN[1704] msg=audit(1796462706.492:7): auid=4294967295 uid=0 gid=0 ses=4294967295 "
+		"pid=55 comm=\"t_records\" exe=\"/payload/t_records\" tid=55 ip=0x4016f4 sp=0x7ffd569474c0 "
+		"ssp=0x7f2da5b70ff0 error=0x1 kind=\"near ret\" target=0x4016ff expected=0x0 "
+		"ip_file=\"/payload/t_records\" ip_off=0x16f4 target_file=\"/payload/t_records\" target_off=0x16ff "
+		"shstk_mode=audit shstk_action=resync count=1";
+	struct shstk_audit_record a, b;
+	struct shstk_violation_obs oa, ob;
+
+	(void)state;
+	assert_int_equal(shstk_audit_parse(v2, sizeof(v2) - 1, 0, &a, NULL), 1);
+	assert_false(a.v3);
+	assert_int_equal(a.unknown, 0);
+	assert_int_equal(parse_line("audit-1704-v3-ok.txt", 1, &b), 1);
+	shstk_audit_to_obs(&a, &oa);
+	shstk_audit_to_obs(&b, &ob);
+	assert_string_equal(oa.kind, ob.kind);
+	assert_string_equal(oa.mode, ob.mode);
+	assert_string_equal(oa.action, ob.action);
+	assert_string_equal(oa.ip_object, ob.ip_object);
+	assert_true(oa.ip == ob.ip && oa.sp == ob.sp && oa.ssp == ob.ssp && oa.error_code == ob.error_code);
+	assert_true(oa.ip_offset == ob.ip_offset && oa.ret_addr == ob.ret_addr && oa.source_seq == ob.source_seq);
+	assert_true(oa.pid == ob.pid && oa.tid == ob.tid && oa.time_us == ob.time_us);
+	assert_null(oa.ret_object);
+	assert_null(ob.ret_object);
+	assert_true(a.target == b.target && a.count == b.count && a.count_shared == b.count_shared);
+	assert_string_equal(a.target_obj, b.target_obj);
+	assert_int_equal(a.target_obj_off, b.target_obj_off);
+
+	/* v2 printed count_scope only for the shared count */
+	{
+		char shared[sizeof(v2) + 32];
+
+		snprintf(shared, sizeof(shared), "%s count_scope=overflow", v2);
+		assert_int_equal(shstk_audit_parse(shared, strlen(shared), 0, &a, NULL), 1);
+		assert_true(a.count_shared);
+		assert_false(a.v3);
+	}
+}
+
+/* v2: the kernel named objects only in records that had expected=; v3: in every one. */
+static void test_parse_audit_names_objects(void **state)
+{
+	struct shstk_audit_record r;
+
+	(void)state;
+	assert_int_equal(parse_line("audit-1704-ok.txt", 1, &r), 1); /* v2 without the addresses */
+	assert_false(shstk_audit_names_objects(&r));
+	assert_int_equal(parse_line("audit-1704-bochs-ok.txt", 1, &r), 1);
+	assert_true(shstk_audit_names_objects(&r));
+	assert_int_equal(parse_line("audit-1701-ok.txt", 1, &r), 1);
+	assert_false(shstk_audit_names_objects(&r));
+}
+
 /* The netlink payload: no "type=", the type comes from nlmsghdr, a NUL may end it. */
 static void test_parse_audit_netlink(void **state)
 {
@@ -183,28 +338,34 @@ static void test_parse_audit_netlink(void **state)
 	assert_int_equal(shstk_audit_parse(copy, sizeof(copy), 1704, &r, NULL), -EBADMSG);
 }
 
-/* Every prefix of a valid record is rejected or ignored, never read past. */
+/* Every prefix of a valid record is rejected or ignored, never read past:
+ * a v2 record and a v3 one (whose prefixes cut after a whole field lack
+ * the fields v3 always prints). */
 static void test_parse_audit_truncated(void **state)
 {
-	FILE *f = open_fixture("audit-1704-ok.txt");
-	char line[8192];
-	unsigned rejected = 0;
+	static const char *const fixtures[] = { "audit-1704-ok.txt", "audit-1704-v3-ok.txt" };
 
-	assert_non_null(fgets(line, sizeof(line), f));
-	fclose(f);
-	size_t len = strcspn(line, "\n");
-	for (size_t n = 0; n < len; n++) {
-		char *copy = malloc(n ? n : 1); /* exact size: ASan catches an overread */
-		struct shstk_audit_record r;
-		int rc;
+	for (size_t i = 0; i < 2; i++) {
+		FILE *f = open_fixture(fixtures[i]);
+		char line[8192];
+		unsigned rejected = 0;
 
-		memcpy(copy, line, n);
-		rc = shstk_audit_parse(copy, n, 0, &r, NULL);
-		assert_true(rc == -EBADMSG || rc == 0);
-		rejected += rc == -EBADMSG;
-		free(copy);
+		assert_non_null(fgets(line, sizeof(line), f));
+		fclose(f);
+		size_t len = strcspn(line, "\n");
+		for (size_t n = 0; n < len; n++) {
+			char *copy = malloc(n ? n : 1); /* exact size: ASan catches an overread */
+			struct shstk_audit_record r;
+			int rc;
+
+			memcpy(copy, line, n);
+			rc = shstk_audit_parse(copy, n, 0, &r, NULL);
+			assert_true(rc == -EBADMSG || rc == 0);
+			rejected += rc == -EBADMSG;
+			free(copy);
+		}
+		assert_true(rejected > len / 2);
 	}
-	assert_true(rejected > len / 2);
 }
 
 static void test_parse_audit_long_values(void **state)
@@ -253,7 +414,7 @@ static void test_parse_audit_objects(void **state)
 	assert_string_equal(o.ret_object, "/lib/libc.so.6"); /* hex-encoded like exe= */
 	assert_int_equal(o.ret_offset, 0x251a0);
 
-	/* kernel patch 0011: compatibility mode re-synchronises like audit mode */
+	/* kernel patch 0013: compatibility mode re-synchronises like audit mode */
 	{
 		static const char compat[] =
 			"audit(1764755000.123:44): auid=0 uid=0 gid=0 ses=1 pid=9 comm=\"a\" exe=\"/a\" tid=9 "
@@ -356,6 +517,9 @@ int main(void)
 		cmocka_unit_test(test_parse_audit_fixtures),
 		cmocka_unit_test(test_parse_audit_captured_bochs),
 		cmocka_unit_test(test_parse_audit_fields),
+		cmocka_unit_test(test_parse_audit_v3_fields),
+		cmocka_unit_test(test_parse_audit_v2_v3_same),
+		cmocka_unit_test(test_parse_audit_names_objects),
 		cmocka_unit_test(test_parse_audit_netlink),
 		cmocka_unit_test(test_parse_audit_truncated),
 		cmocka_unit_test(test_parse_audit_long_values),

@@ -52,7 +52,7 @@ static void test_runcheck_status_applied(void **state)
 	st = status_of("shstk ", "");
 	assert_string_equal(shstk_proc_status_applied(&st), "enforce");
 	assert_false(shstk_proc_status_locked(&st));
-	/* kernel patch 0011: compatibility mode; audit mode takes precedence */
+	/* kernel patch 0013: compatibility mode; audit mode takes precedence */
 	st = status_of("shstk compat ", "shstk ");
 	assert_string_equal(shstk_proc_status_applied(&st), "compat");
 	st = status_of("shstk audit compat ", "");
@@ -68,6 +68,21 @@ static void test_runcheck_status_applied(void **state)
 	st = status_of(NULL, NULL);
 	assert_string_equal(shstk_proc_status_applied(&st), "off");
 	assert_false(shstk_proc_status_locked(&st));
+	/*
+	 * Series v3 (and upstream) show every locked bit, on or off: glibc's
+	 * lock of ~0 reads "shstk wrss audit" for an enforcing thread, which
+	 * is not audit mode; and a shadow stack locked off is locked.
+	 */
+	st = status_of("shstk ", "shstk wrss audit ");
+	assert_string_equal(shstk_proc_status_applied(&st), "enforce");
+	assert_true(shstk_proc_status_locked(&st));
+	st = status_of("shstk wrss audit ", "shstk wrss audit ");
+	assert_string_equal(shstk_proc_status_applied(&st), "audit");
+	st = status_of("shstk compat ", "shstk wrss audit compat ");
+	assert_string_equal(shstk_proc_status_applied(&st), "compat");
+	st = status_of("", "shstk wrss audit compat ");
+	assert_string_equal(shstk_proc_status_applied(&st), "off");
+	assert_true(shstk_proc_status_locked(&st));
 }
 
 static struct shstk_event event_of(const char *identity, uint8_t applied)
