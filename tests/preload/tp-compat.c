@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The preload's compatibility mode (dlopen-unmarked = compat, kernel patches
- * 0011-0012), under Bochs: built marked SHSTK (-z shstk) on a C library that
+ * 0012-0013), under Bochs: built marked SHSTK (-z shstk) on a C library that
  * is not, so that the preload enforces it in the kernel's compatibility mode
  * instead of demoting it to audit.
  *
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tp-event-print.h"
+#include "tp-violations.h"
 
 size_t shstk_preload_last_event(uint8_t *buf, size_t size) __attribute__((weak));
 
@@ -38,6 +39,7 @@ __asm__(".pushsection .text\n"
 	".size tp_ret_here, .-tp_ret_here\n"
 	".popsection\n");
 
+/* The thread's x86_Thread_ status lines and its violation count, each after @when */
 static void print_status(const char *when)
 {
 	char line[256];
@@ -48,6 +50,7 @@ static void print_status(const char *when)
 			printf("%s%s", when, line);
 	if (f)
 		fclose(f);
+	tp_print_violations(when);
 }
 
 /* 1 if the mapping holding addr has VM flag "sm", 0 if not, -1 if not found */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Shared by the samples: the one-line self report a runner judges, read from /proc/self/status. */
+/* Shared by the samples: the one-line self report a runner judges, read from the thread's /proc files. */
 #ifndef SAMPLE_H
 #define SAMPLE_H
 
@@ -46,6 +46,34 @@ static inline void sample_status_field(const char *key, char *val, size_t len)
 	fclose(f);
 }
 
+/*
+ * Copies this thread's violation count ("" if the kernel shows none).  Kernel
+ * series v3 (patch 0006) keeps it in a file of its own,
+ * /proc/thread-self/shstk_violations ("<n>\n", mode 0400, readable by the
+ * thread itself); series v2 had it as status line x86_Thread_shstk_violations.
+ */
+static inline void sample_violations(char *val, size_t len)
+{
+	char buf[32];
+	size_t n;
+	FILE *f;
+
+	val[0] = '\0';
+	f = fopen("/proc/thread-self/shstk_violations", "re");
+	if (!f) {
+		sample_status_field("x86_Thread_shstk_violations", val, len);
+		return;
+	}
+	if (fgets(buf, sizeof(buf), f)) {
+		n = strspn(buf, "0123456789");
+		if (n > 0 && n < len && buf[n] == '\n') {
+			memcpy(val, buf, n);
+			val[n] = '\0';
+		}
+	}
+	fclose(f);
+}
+
 /* "on" when this thread runs with a shadow stack now, else "off". */
 static inline const char *sample_shstk(void)
 {
@@ -72,7 +100,7 @@ static inline void __attribute__((format(printf, 2, 3))) sample_report(const cha
 	va_end(ap);
 	sample_status_field("x86_Thread_features", feat, sizeof(feat));
 	sample_status_field("x86_Thread_features_locked", locked, sizeof(locked));
-	sample_status_field("x86_Thread_shstk_violations", viol, sizeof(viol));
+	sample_violations(viol, sizeof(viol));
 	n = snprintf(line, sizeof(line), "SAMPLE %s: %s, shstk=%s features='%s' violations=%s locked='%s'\n", name,
 		     what, shstk, feat, viol[0] ? viol : "-", locked);
 	if (n > 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The scenario's own compatible sample: reports the kernel's view of its
- * shadow stack from inside (/proc/self/status) and, with --hold SEC, stays
+ * shadow stack from inside (/proc/self/status, and its violation count from
+ * /proc/thread-self/shstk_violations) and, with --hold SEC, stays
  * alive so that `shstkctl ps` can see the same process from outside.
  *
  * It does nothing a shadow stack objects to (every call returns normally),
@@ -55,6 +56,27 @@ static void status_field(const char *key, char *val, size_t len)
 	fclose(f);
 }
 
+/*
+ * Copies this thread's violation count into @val ("" when the kernel shows
+ * none): kernel series v3 (patch 0006) has it in a file of its own,
+ * "<n>\n", mode 0400, readable by the thread itself; series v2 had the
+ * status line x86_Thread_shstk_violations.
+ */
+static void violations(char *val, size_t len)
+{
+	FILE *f = fopen("/proc/thread-self/shstk_violations", "re");
+	char line[32];
+
+	val[0] = '\0';
+	if (!f) {
+		status_field("x86_Thread_shstk_violations", val, len);
+		return;
+	}
+	if (fgets(line, sizeof(line), f) && line[0] >= '0' && line[0] <= '9')
+		snprintf(val, len, "%.*s", (int)strspn(line, "0123456789"), line);
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	char feat[128], locked[128], viol[32];
@@ -69,7 +91,7 @@ int main(int argc, char **argv)
 	}
 	status_field("x86_Thread_features", feat, sizeof(feat));
 	status_field("x86_Thread_features_locked", locked, sizeof(locked));
-	status_field("x86_Thread_shstk_violations", viol, sizeof(viol));
+	violations(viol, sizeof(viol));
 	/* The samples' format (tests/samples/sample.h), plus the lock. */
 	printf("SAMPLE e2e-probe: done, shstk=%s features='%s' locked='%s' violations=%s\n",
 	       strncmp(feat, "shstk", 5) == 0 && (feat[5] == '\0' || feat[5] == ' ') ? "on" : "off", feat, locked,

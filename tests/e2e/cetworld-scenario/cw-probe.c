@@ -7,7 +7,8 @@
  * CW_ROLE (main, quarantined, audited, and good and bad for the rollout):
  * five build-ids, so that the allowlist and shstkd can tell them apart.
  *
- *   cw-probe status    prints the kernel's view of its shadow stack
+ *   cw-probe status    prints the kernel's view of its shadow stack (its
+ *                      x86_Thread_ status lines and "shstk_violations:\tN")
  *   cw-probe hold      the same, then waits until it is killed (shstkd must
  *                      see it alive to record its run)
  *   cw-probe violate   1000 push/ret trampolines (tests/samples/push-ret-asm.S):
@@ -20,11 +21,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tp-violations.h"
+
 #ifndef CW_ROLE
 #define CW_ROLE "main"
 #endif
 
 long trampoline_jump(long x, long (*target)(long));
+
+/* "CW <when>: shstk_violations:\t<n>", the thread's count (tp-violations.h) */
+static void violations(const char *when)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "CW %s: ", when);
+	tp_print_violations(prefix);
+}
 
 static void status(const char *when)
 {
@@ -36,6 +48,7 @@ static void status(const char *when)
 			printf("CW %s: %s", when, line);
 	if (f)
 		fclose(f);
+	violations(when);
 	fflush(stdout);
 }
 

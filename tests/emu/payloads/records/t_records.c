@@ -44,8 +44,8 @@
 #define ARCH_SHSTK_STATUS	0x5005
 #define ARCH_SHSTK_SHSTK	0x1UL
 #define ARCH_SHSTK_WRSS		0x2UL
-#define ARCH_SHSTK_AUDIT	0x4UL	/* kernel-patches/0002 */
-#define ARCH_SHSTK_COMPAT	0x8UL	/* kernel-patches/0012 */
+#define ARCH_SHSTK_AUDIT	0x4UL	/* kernel-patches/0003 */
+#define ARCH_SHSTK_COMPAT	0x8UL	/* kernel-patches/0013 */
 #define SEGV_CPERR_CODE		10
 #define AUDIT_USER		1005
 #define AUDIT_NLGRP_READLOG	1
@@ -106,16 +106,20 @@ static unsigned long shstk_status(void)
 }
 
 /*
- * The x86_ lines of this thread's /proc status, indented; returns its
- * x86_Thread_shstk_violations: count, or -1 without one.
+ * The x86_ lines of this thread's /proc status and its violation count,
+ * indented; returns the count, or -1 without one. Series v3 (patch 0006)
+ * keeps the count in a file of its own, /proc/PID/task/TID/shstk_violations
+ * ("N\n", mode 0400, readable by the thread itself), printed as
+ * "shstk_violations:\tN"; series v2 had the status line
+ * x86_Thread_shstk_violations, the fallback.
  */
 static long print_proc_lines(void)
 {
 	char path[64], line[256];
-	long violations = -1;
+	long tid = (long)syscall(SYS_gettid), violations = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", (long)syscall(SYS_gettid));
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -126,6 +130,16 @@ static long print_proc_lines(void)
 		sscanf(line, "x86_Thread_shstk_violations: %ld", &violations);
 	}
 	fclose(f);
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/shstk_violations", tid);
+	f = fopen(path, "re");
+	if (f) {
+		violations = -1;
+		if (fgets(line, sizeof(line), f) && sscanf(line, "%ld", &violations) == 1)
+			printf("  shstk_violations:\t%ld\n", violations);
+		else
+			printf("  shstk_violations: unreadable\n");
+		fclose(f);
+	}
 	return violations;
 }
 
@@ -203,7 +217,7 @@ static int do_overflow(void)
 }
 
 /*
- * Compatibility mode (patch 0012): this static program is not marked, so
+ * Compatibility mode (patch 0013): this static program is not marked, so
  * its violation is re-synchronised (shstk_mode=compat shstk_action=resync);
  * the mode switched on and off again, two AUDIT_CONFIG_CHANGE records.
  */
@@ -333,7 +347,7 @@ int main(int argc, char *argv[])
 
 	r = ARCH_PRCTL(ARCH_SHSTK_ENABLE, ARCH_SHSTK_SHSTK);
 	if (!strcmp(cmd, "policy-off")) {
-		/* 0008: with trusted.shstk=off enabling is refused */
+		/* 0009: with trusted.shstk=off enabling is refused */
 		printf("  policy off: ARCH_SHSTK_ENABLE(SHSTK) = %ld\n", r);
 		print_proc_lines();
 		exit(r == -EPERM ? 0 : 4);
