@@ -42,13 +42,19 @@ static void handle_msg(unsigned type, const char *payload, size_t len, void *ud)
 
 static void audit_ready(struct shstkd *d, struct shstkd_watch *w)
 {
-	/* Records are at most MAX_AUDIT_MESSAGE_LENGTH (8970) bytes. */
-	static char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+	/*
+	 * MAX_AUDIT_MESSAGE_LENGTH (8970) is auditd's limit, not the
+	 * kernel's: a 1704 record names four files, each up to PATH_MAX and
+	 * twice that hex-encoded (a path with a blank), so a user who owns a
+	 * deep directory can make one of 40 KiB. 64 KiB holds them, and a
+	 * longer one is said, not silently cut (MSG_TRUNC gives its size).
+	 */
+	static char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
 
 	for (;;) {
 		struct sockaddr_nl from;
 		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(w->fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		ssize_t n = recvfrom(w->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fl);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -64,6 +70,11 @@ static void audit_ready(struct shstkd *d, struct shstkd_watch *w)
 		/* Only the kernel (port 0) speaks for the kernel. */
 		if (fl != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0)
 			continue;
+		if ((size_t)n > sizeof(buf)) {
+			shstkd_log(d, LOG_WARNING, "audit: a record of %zd bytes was longer than %zu and is lost", n,
+				   sizeof(buf));
+			continue;
+		}
 		shstk_audit_nl_each(buf, (size_t)n, handle_msg, d);
 	}
 }

@@ -49,7 +49,7 @@ static void help(void)
 	      "             policy (off, audit, enforce) the kernel applied at exec from\n"
 	      "             the executable's trusted.shstk, whatever the C library asks;\n"
 	      "             '-' when it applied none (no attribute, a kernel without the\n"
-	      "             patch, or a reader who may not see it)\n"
+	      "             patch, or on series v2 a reader who may not see it)\n"
 	      "Other users' executables are readable only by root; their columns say '?'.\n"
 	      "\n"
 	      "Options:\n"

@@ -82,6 +82,7 @@ struct verify_state {
 	int root_status; /* waitpid status of the root process */
 	bool root_done;
 	unsigned processes, execs, violations;
+	unsigned uncounted; /* audit mode: threads whose count could not be read */
 	struct violation_seen seen[MAX_VIOLATIONS_SHOWN];
 	int db_errors;
 };
@@ -122,7 +123,9 @@ static void help(void)
 	      "  N    otherwise the command's own status (128+SIG when killed by SIG); a\n"
 	      "       command that itself exits 4 or 5 is told apart by the summary line\n"
 	      "  2    usage error\n"
-	      "  125  verify itself failed (no preload, database, ptrace)\n"
+	      "  125  verify itself failed (no preload, database, ptrace), or in audit\n"
+	      "       mode a thread's violation count could not be read (a non-dumpable\n"
+	      "       program, verify not run as root): its violations are unknown\n"
 	      "  126  COMMAND is not executable; 127 COMMAND not found\n"
 	      "\n"
 	      "Examples:\n"
@@ -474,7 +477,16 @@ static void on_exit_stop(struct verify_state *s, struct task *t)
 	/* The thread's own count (its task directory: v3's shstk_violations
 	 * file, else v2's status line); -1 when not visible. */
 	if (shstk_proc_violations_read(t->tgid > 0 ? t->tgid : t->tid, t->tgid > 0 ? t->tid : 0, &count) < 0 ||
-	    count <= 0)
+	    count < 0) {
+		/* Not "no violation": a thread that made itself non-dumpable
+		 * (PR_SET_DUMPABLE 0) hides its count from a verify that is
+		 * not root (EACCES). Unknown is not zero. */
+		fprintf(stderr, "shstkctl verify: pid %d tid %d: violation count not readable; its violations are unknown\n",
+			(int)(t->tgid > 0 ? t->tgid : t->tid), (int)t->tid);
+		s->uncounted++;
+		return;
+	}
+	if (count == 0)
 		return;
 	read_text(t->tid, "comm", comm, sizeof(comm));
 	exe_path(t->tgid, exe, sizeof(exe));
@@ -741,12 +753,17 @@ static void print_summary(const struct verify_state *s)
 	}
 	if (s->violations > MAX_VIOLATIONS_SHOWN)
 		fprintf(stderr, "  ... and %u more (shstkctl violations)\n", s->violations - MAX_VIOLATIONS_SHOWN);
+	if (s->uncounted)
+		fprintf(stderr, "  %u thread%s whose violation count could not be read: not verified\n", s->uncounted,
+			s->uncounted == 1 ? "" : "s");
 }
 
 static int exit_code(const struct verify_state *s)
 {
 	if (s->violations)
 		return VERIFY_EXIT_VIOLATION;
+	if (s->uncounted)
+		return VERIFY_EXIT_INTERNAL;
 	if (WIFEXITED(s->root_status))
 		return WEXITSTATUS(s->root_status);
 	if (WIFSIGNALED(s->root_status))

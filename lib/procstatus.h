@@ -42,7 +42,8 @@ struct shstk_proc_status {
 	int64_t violations;
 	/* x86_Thread_shstk_policy: "off", "audit", "enforce"; "" if absent,
 	 * which it is for a program without one, on a kernel without patch
-	 * 0009, and to a reader that may not see the violation count */
+	 * 0009, and on series v2 to a reader that may not see the violation
+	 * count (v3 shows it to every reader) */
 	char file_policy[16];
 };
 
