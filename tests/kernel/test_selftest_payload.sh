@@ -3,7 +3,8 @@
 # Host test of the selftest lanes' guest script (tests/emu/payloads/selftests/run)
 # under busybox, as in the guest: fake selftests print [OK]/[FAIL] lines and
 # exit, and the RESULT line must be what the lanes promise, in patched mode
-# (known-base-failures tolerated) and in base mode (each entry required).
+# (known-base-failures tolerated), in base mode (each entry required) and on
+# the forward port's kernel (patched mode; a [SKIP] line is a SKIP).
 set -eu
 src=${SHSTK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$src/tests/include/lib.sh"
@@ -19,8 +20,13 @@ for a in $("$bb" --list); do
 done
 # The script's absolute guest paths, moved under the temporary root.
 sed -e "s|/tmp/|$t/tmp/|g" -e "s|/payload|$t/p|g" \
-	-e "s|/proc/self/status|$t/status|g" "$payload/run" >"$t/p/run"
-printf 'Name:\tinit\nx86_Thread_features:\t\n' >"$t/status"
+	-e "s|/proc/self/|$t/proc-self/|g" "$payload/run" >"$t/p/run"
+# The base kernel's /proc/self: a status without the series' lines, and no
+# shstk_violations file (the series' own, added below for the last case).
+mkdir -p "$t/proc-self"
+printf 'Name:\tinit\nx86_Thread_features:\t\nx86_Thread_features_locked:\t\n' >"$t/proc-self/status"
+grep -q "$t/proc-self/shstk_violations" "$t/p/run" ||
+	{ echo "FAIL: the run script no longer looks for /proc/self/shstk_violations"; exit 1; }
 
 fails=0
 # selftest body, known-base-failures lines, VERSION variant, expected RESULT regex
@@ -46,7 +52,7 @@ uffd='printf "[FAIL]\tUserfaultfd test\n"'
 other='printf "[FAIL]\tOther test\n"'
 entry='test_shadow_stack Userfaultfd test'
 r='RESULT selftest-test_shadow_stack'
-b='RESULT base-kernel PASS no x86_Thread_shstk_violations: in /proc: the series is not in this kernel\|'
+b='RESULT base-kernel PASS no shstk_violations file in /proc/self: the series is not in this kernel\|'
 
 check "$ok3; $uffd; exit 1" "$entry" "" \
 	"$r PASS 3 \[OK\]; expected base-kernel failure: Userfaultfd test;\|" \
@@ -77,6 +83,25 @@ test_gone Something" "base" \
 	"base: an entry for a selftest the kernel lacks fails"
 check "$ok3; exit 0" "" "base" "$b$r PASS 3 \[OK\]\|" \
 	"base: a selftest with no entry is judged as usual"
+
+# [SKIP] lines of a passing selftest: named; a SKIP on the forward kernel,
+# which is otherwise judged as the patched one
+skip1='printf "[SKIP]\tUprobe test, uprobes are not available\n"'
+check "$ok3; $skip1; exit 0" "$entry" "" \
+	"$r PASS 3 \[OK\]; 1 \[SKIP\]: Uprobe test, uprobes are not available;\|" \
+	"patched: a [SKIP] line in a passing selftest is named"
+check "$ok3; $skip1; exit 0" "$entry" "forward" \
+	"$r SKIP forward kernel: 1 \[SKIP\]: Uprobe test, uprobes are not available; \(3 \[OK\]\)\|" \
+	"forward: a [SKIP] line in a passing selftest makes it a SKIP"
+check "$ok3; $uffd; exit 1" "$entry" "forward" \
+	"$r PASS 3 \[OK\]; expected base-kernel failure: Userfaultfd test;\|" \
+	"forward: the known failure is tolerated as on the patched kernel"
+check "$ok3; $uffd; $other; exit 1" "$entry" "forward" "$r FAIL printed \[FAIL\] \(exit 1\)\|" \
+	"forward: an unknown [FAIL] fails"
+check "$ok3; exit 0" "" "forward" "$r PASS 3 \[OK\]\|RESULT selftest-test_shstk_audit FAIL missing: .*patched kernel.\|" \
+	"forward: the patched kernel's selftests are required" \
+	"test_shadow_stack base patched
+test_shstk_audit patched"
 
 # expected-selftests: a selftest the kernel must run and did not have fails
 check "$ok3; exit 0" "" "" "$r PASS 3 \[OK\]\|RESULT selftest-test_shstk_audit FAIL missing: .*patched kernel.\|" \
@@ -120,6 +145,9 @@ else
 	patched='absent present unknown' base='absent absent unknown'
 fi
 kcheck "$patched" "" "RESULT kfeat PASS fake $patched\|" "kfeat: the series' features on the patched kernel pass"
+kcheck "$patched" "forward" "RESULT kfeat PASS fake $patched\|" "kfeat: the series' features on the forward kernel pass"
+kcheck "$base" "forward" "RESULT kfeat FAIL .*audit-mode=absent\(want present\).*" \
+	"kfeat: the series' features missing on the forward kernel fail"
 kcheck "$base" "base" "RESULT kfeat PASS fake $base\|" "kfeat: none of them on the base kernel passes"
 kcheck "$patched" "base" "RESULT kfeat FAIL .*audit-mode=present\(want absent\).*" \
 	"kfeat: the series' features found on the base kernel fail"
@@ -127,10 +155,16 @@ kcheck "$base" "" "RESULT kfeat FAIL .*audit-mode=absent\(want present\).*" \
 	"kfeat: the series' features missing on the patched kernel fail"
 kcheck "" "" "RESULT kfeat FAIL .*kfeat-probe missing\|" "kfeat: no probe fails"
 
-printf 'x86_Thread_shstk_violations:\t0\n' >>"$t/status"
+# series v2's status line is not what decides (v3 has no such line) ...
+printf 'x86_Thread_shstk_violations:\t0\n' >>"$t/proc-self/status"
 check "$ok3; $uffd; exit 1" "$entry" "base" \
-	"RESULT base-kernel FAIL x86_Thread_shstk_violations: in /proc: the series is in this kernel\|$r PASS .*" \
-	"base: a kernel with the series' /proc line fails the lane"
+	"$b$r PASS .*" \
+	"base: a status line x86_Thread_shstk_violations alone (series v2) does not decide"
+# ... the file of series v3 does
+printf '0\n' >"$t/proc-self/shstk_violations"
+check "$ok3; $uffd; exit 1" "$entry" "base" \
+	"RESULT base-kernel FAIL a shstk_violations file in /proc/self: the series is in this kernel\|$r PASS .*" \
+	"base: a kernel with the series' /proc/PID/shstk_violations fails the lane"
 
 [ "$fails" -eq 0 ] || { echo "FAIL: $fails case(s)"; exit 1; }
 echo "all cases passed"
