@@ -428,6 +428,19 @@ static unsigned unpaired(unsigned unknown)
 	return wrong;
 }
 
+/* An address given as "?" whose file is not "?": the kernel looks the file
+ * up from the address, so it cannot know one without the other. */
+static unsigned unknown_address_named(unsigned unknown)
+{
+	unsigned wrong = 0;
+
+	if ((unknown & SHSTK_AF_TARGET) && !(unknown & SHSTK_AF_TARGET_OBJ))
+		wrong |= SHSTK_AF_TARGET | SHSTK_AF_TARGET_OBJ;
+	if ((unknown & SHSTK_AF_RET) && !(unknown & SHSTK_AF_RET_OBJ))
+		wrong |= SHSTK_AF_RET | SHSTK_AF_RET_OBJ;
+	return wrong;
+}
+
 /*
  * The two layouts do not mix: a record whose kind is v2's quoted string
  * has no "?" and no count_scope=site (v2 printed count_scope only as
@@ -446,6 +459,10 @@ static int check_layout(const struct shstk_audit_record *r, const char **why, un
 		if (!wrong) {
 			wrong = unpaired(r->unknown);
 			*why = "a file without its offset, or an offset without its file";
+		}
+		if (!wrong) {
+			wrong = unknown_address_named(r->unknown);
+			*why = "an unknown address with a file";
 		}
 	} else {
 		wrong = r->unknown | ((r->have & SHSTK_AF_COUNT_SCOPE) && !r->count_shared ? SHSTK_AF_COUNT_SCOPE : 0);

@@ -3,6 +3,7 @@
 #ifndef TP_VIOLATIONS_H
 #define TP_VIOLATIONS_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ static inline void tp_print_violations(const char *prefix)
 		if (fgets(line, sizeof(line), f))
 			(void)sscanf(line, "%31[0-9]", n);
 		fclose(f);
-	} else if ((f = fopen("/proc/thread-self/status", "re"))) {
+	} else if (errno == ENOENT && (f = fopen("/proc/thread-self/status", "re"))) {
 		while (fgets(line, sizeof(line), f))
 			if (sscanf(line, "x86_Thread_shstk_violations: %31[0-9]", n) == 1)
 				break;

@@ -3,6 +3,7 @@
 #ifndef SAMPLE_H
 #define SAMPLE_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,7 +62,9 @@ static inline void sample_violations(char *val, size_t len)
 	val[0] = '\0';
 	f = fopen("/proc/thread-self/shstk_violations", "re");
 	if (!f) {
-		sample_status_field("x86_Thread_shstk_violations", val, len);
+		/* v2's line only where there is no file: unreadable is not v2 */
+		if (errno == ENOENT)
+			sample_status_field("x86_Thread_shstk_violations", val, len);
 		return;
 	}
 	if (fgets(buf, sizeof(buf), f)) {

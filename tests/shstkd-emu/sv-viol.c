@@ -21,6 +21,7 @@
  * base, which is its file offset in a PIE linked with the usual layout.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +81,7 @@ static void show_violations(void)
 		if (fgets(line, sizeof(line), f))
 			copy_count(n, sizeof(n), line);
 		fclose(f);
-	} else if ((f = fopen("/proc/thread-self/status", "re"))) {
+	} else if (errno == ENOENT && (f = fopen("/proc/thread-self/status", "re"))) {
 		while (fgets(line, sizeof(line), f)) {
 			const char *v = line + sizeof(key) - 1;
 
